@@ -1,0 +1,115 @@
+/*
+ * kit_check.h - exit codes, fatal messages and CUDA error checking.
+ *
+ * Every CUDA call in the kit goes through KIT_CHECK, every launch is
+ * followed by KIT_CHECK_LAUNCH. An error that means "this machine cannot
+ * run the kit" (no driver, no GPU, no code for this GPU's architecture)
+ * exits with KIT_EXIT_WAIVED and says what to do; any other error is a bug
+ * or a broken kernel and exits with KIT_EXIT_FAIL, naming the call, the
+ * file and the line.
+ */
+#ifndef KIT_CHECK_H
+#define KIT_CHECK_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+/* Exit codes shared by every program of the kit (sysexits for usage). */
+enum {
+    KIT_EXIT_PASS = 0,   /* ran, and every check passed                   */
+    KIT_EXIT_FAIL = 1,   /* ran, and a result was wrong (or a CUDA error)  */
+    KIT_EXIT_WAIVED = 2, /* cannot run here: no driver, no GPU, wrong arch */
+    KIT_EXIT_USAGE = 64  /* bad command line (EX_USAGE)                    */
+};
+
+/* The program's name for messages; kit_parse_args sets it from argv[0]. */
+static const char *kit_program = "kit";
+
+static inline void kit_die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", kit_program);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(code);
+}
+
+/* The list of architectures this program was compiled for, for messages. */
+static inline const char *kit_built_archs(void)
+{
+#if defined(__CUDA_ARCH_LIST__)
+#define KIT_STR2(x) #x
+#define KIT_STR(x) KIT_STR2(x)
+    return "compute capabilities (x10) " KIT_STR(__CUDA_ARCH_LIST__);
+#else
+    return "the architectures named by ARCH when it was built";
+#endif
+}
+
+/*
+ * For errors that say the machine cannot run CUDA programs, or not this
+ * one, the advice to give; NULL for every other error.
+ */
+static inline const char *kit_environment_advice(cudaError_t err)
+{
+    switch (err) {
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+        return "no usable NVIDIA driver: none is installed, or it is older than "
+               "this program's CUDA runtime needs. On a machine with an NVIDIA GPU, "
+               "install or update the driver until `nvidia-smi` lists the GPU; on a "
+               "machine without one, run the labs on a lab PC or cluster node that has one.";
+    case cudaErrorNoDevice:
+        return "the driver sees no CUDA GPU. Check that `nvidia-smi` lists one and that "
+               "CUDA_VISIBLE_DEVICES (if set) names it.";
+    case cudaErrorDevicesUnavailable:
+        return "the GPU is busy or reserved (exclusive-process compute mode?). Try again "
+               "when it is free, or pick another with --device.";
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+        return "this program holds no code for this GPU's architecture. Rebuild it on "
+               "this machine: `make clean all` (ARCH defaults to the GPU present), or name "
+               "the GPU, e.g. `make ARCH=-arch=sm_86`.";
+    case cudaErrorUnsupportedPtxVersion:
+        return "the driver is older than the CUDA toolkit that built this program. "
+               "Update the driver, or build with an older toolkit.";
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+        return "the driver's kernel module and user-space library do not match. Reboot, "
+               "or reinstall the driver.";
+    default:
+        return NULL;
+    }
+}
+
+static inline void kit_check(cudaError_t err, const char *call, const char *file, int line)
+{
+    const char *advice;
+
+    if (err == cudaSuccess)
+        return;
+    advice = kit_environment_advice(err);
+    if (advice) {
+        fprintf(stderr, "%s: cannot run here: %s (%s)\n", kit_program, advice,
+                cudaGetErrorName(err));
+        if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidDeviceFunction)
+            fprintf(stderr, "%s: it was built for %s\n", kit_program, kit_built_archs());
+        exit(KIT_EXIT_WAIVED);
+    }
+    fprintf(stderr, "%s: CUDA error %s: %s\n    in %s\n    at %s:%d\n", kit_program,
+            cudaGetErrorName(err), cudaGetErrorString(err), call, file, line);
+    exit(KIT_EXIT_FAIL);
+}
+
+#define KIT_CHECK(call) kit_check((call), #call, __FILE__, __LINE__)
+
+/* After a launch: configuration errors now; faults surface at the next sync. */
+#define KIT_CHECK_LAUNCH() kit_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
+
+#endif /* KIT_CHECK_H */

@@ -1,0 +1,169 @@
+#!/usr/bin/env bats
+# The kit's shared parts: the build, the host-side functions of common/
+# (through build/tests/kit-unit), the device query, and the no-GPU path.
+
+load test_helper
+
+UNIT="$KIT_BUILD/tests/kit-unit"
+QUERY="$KIT_BUILD/bin/kit-query"
+
+@test "kit: make built every lab, every reference and the tools" {
+    local dir lab
+    for dir in "$KIT_ROOT"/labs/*/; do
+        lab=$(basename "$dir")
+        assert [ -f "$KIT_ROOT/solutions/$lab/${lab#*-}.cu" ]
+        assert [ -x "$(lab_program "$lab")" ]
+        assert [ -x "$(ref_program "$lab")" ]
+    done
+    assert [ -x "$QUERY" ]
+    assert [ -x "$UNIT" ]
+    assert [ -x "$KIT_BUILD/tests/kit-query-sm75" ]
+}
+
+@test "kit: make help lists the targets on one screen" {
+    run make -s -C "$KIT_ROOT" --no-print-directory help
+    assert_success
+    for target in demo test run check clean query; do
+        assert_output --partial "make $target"
+    done
+    [ "${#lines[@]}" -le 24 ]
+}
+
+@test "kit: make run without a lab says how to name one" {
+    run make -s -C "$KIT_ROOT" --no-print-directory run
+    assert_failure
+    assert_output --partial "make run LAB=01"
+}
+
+@test "kit: sizes are read as digits, K/M/G and 2^E" {
+    local text want
+    while read -r text want; do
+        run "$UNIT" parse-size "$text"
+        assert_success
+        assert_output "$want"
+    done <<'CASES'
+4194304 4194304
+32768 32768
+4M 4194304
+4m 4194304
+4Mi 4194304
+64K 65536
+1G 1073741824
+2^22 4194304
+2^0 1
+CASES
+}
+
+@test "kit: nonsense sizes are rejected with the reason and exit 64" {
+    local text
+    for text in "" banana -5 4.5M 0x10 4MB 12abc "2^" "2^x" "2^63" "99999999999999999999" "1 M"; do
+        run "$UNIT" parse-size "$text"
+        assert_failure 64
+        assert_output --regexp "is (empty|not a size|too large)|needs an exponent"
+    done
+}
+
+@test "kit: the division trick maps [0, 2^32) into [0, n) for every n" {
+    local n
+    # Powers of two give exactly the course's NP = 2^32 / n.
+    run "$UNIT" np 4194304
+    assert_line "np: 1024"
+    assert_line "max-index: 4194303"
+    run "$UNIT" np 32768
+    assert_line "np: 131072"
+    # Elsewhere NP is rounded up, so no number maps past n - 1; the price is
+    # that the top n^2 / 2^32 indices or so are never drawn.
+    for n in 3 1000 1000003 67108863 2147483647 4294967295; do
+        run "$UNIT" np "$n"
+        assert_success
+        assert_line "min-index: 0"
+        local max
+        max=$(sed -n 's/^max-index: //p' <<<"$output")
+        [ "$max" -lt "$n" ] || fail "n=$n: the largest index is $max"
+        awk -v m="$max" -v n="$n" 'BEGIN { exit !(m + 1 >= n - n * n / 4294967296 - 1) }' ||
+            fail "n=$n: the largest index $max leaves out more of the top than it must"
+    done
+    run "$UNIT" np 1
+    assert_failure 64
+}
+
+@test "kit: default sizes grow with the L2 and stop at half the free memory" {
+    # H200 and H100 (60 and 50 MiB of L2): 2^26 floats, the course's 52x size.
+    run "$UNIT" default-size 62914560 150000000000 12 16
+    assert_output 67108864
+    run "$UNIT" default-size 52428800 80000000000 12 16
+    assert_output 67108864
+    # A100 (40 MiB): 2^25; a K40 or small laptop GPU: never below the course's 2^22.
+    run "$UNIT" default-size 41943040 40000000000 12 16
+    assert_output 33554432
+    run "$UNIT" default-size 1572864 12000000000 12 16
+    assert_output 4194304
+    # 1 GB free: 16 bytes an element may take 500 MB at most, so 2^24.
+    run "$UNIT" default-size 62914560 1000000000 12 16
+    assert_output 16777216
+}
+
+@test "kit: expected segments for random lanes in a group" {
+    # 16 * (1 - (15/16)^32): the H200 measured 13.97 for the course's grouping.
+    run "$UNIT" expected-distinct 16
+    assert_output 13.9714
+    run "$UNIT" expected-distinct 1
+    assert_output 1.0000
+    run "$UNIT" expected-distinct 2097152
+    assert_output --regexp "^31\.99"
+}
+
+@test "kit: medians and thousands separators" {
+    run "$UNIT" median 3 1 2
+    assert_output 2
+    run "$UNIT" median 4 1 3 2
+    assert_output 2.5
+    run "$UNIT" grouped 67108864
+    assert_output 67,108,864
+    run "$UNIT" grouped 999
+    assert_output 999
+}
+
+@test "kit: kit-query rejects unknown options with exit 64" {
+    run "$QUERY" --bogus
+    assert_failure 64
+    assert_output --partial "unknown option '--bogus'"
+    run "$QUERY" --device banana
+    assert_failure 64
+}
+
+@test "kit: with no GPU visible, programs exit 2 and say what to do" {
+    CUDA_VISIBLE_DEVICES="" run "$QUERY"
+    assert_failure 2
+    assert_output --partial "cannot run here"
+    assert_output --regexp "nvidia-smi|driver"
+}
+
+# bats test_tags=gpu
+@test "kit: kit-query describes the GPU" {
+    require_gpu
+    run "$QUERY"
+    assert_success
+    assert_output --regexp "compute-capability: [0-9]+\.[0-9]+"
+    [ "$(kv sms)" -gt 0 ]
+    [ "$(kv l2-bytes)" -gt 0 ]
+    [ "$(kv max-warps-per-sm)" -gt 0 ]
+}
+
+# bats test_tags=gpu
+@test "kit: --device beyond the GPUs present is a usage error" {
+    require_gpu
+    run "$QUERY" --device 63
+    assert_failure 64
+    assert_output --partial "this machine has"
+}
+
+# bats test_tags=gpu
+@test "kit: a binary without code for this GPU exits 2 and says to rebuild" {
+    require_gpu
+    [ "$(gpu_cc)" != 7.5 ] || skip "this GPU is sm_75, the one architecture the test binary has"
+    run "$KIT_BUILD/tests/kit-query-sm75"
+    assert_failure 2
+    assert_output --partial "no code for this GPU's architecture"
+    assert_output --partial "make clean all"
+}

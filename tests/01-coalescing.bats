@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# Lab 01: coalesced access to global memory.
+
+load test_helper
+
+LAB=01-coalescing
+
+setup() {
+    REF=$(ref_program "$LAB")
+    SKELETON=$(lab_program "$LAB")
+}
+
+# --- CPU: the source, the command line, the no-GPU path ---------------------
+
+@test "01: skeleton and reference differ only inside the student regions" {
+    run diff <(outside_student_regions "$KIT_ROOT/labs/$LAB/coalescing.cu") \
+             <(outside_student_regions "$KIT_ROOT/solutions/$LAB/coalescing.cu")
+    assert_success
+    # ...and the regions are there, each with its numbered TODO.
+    run grep -c "KIT STUDENT REGION BEGIN: TODO([0-9])" "$KIT_ROOT/labs/$LAB/coalescing.cu"
+    assert_output 2
+    run grep -c "return 0; /\* TODO([12]) \*/" "$KIT_ROOT/labs/$LAB/coalescing.cu"
+    assert_output 2
+}
+
+@test "01: --help lists the options and exits 0" {
+    for prog in "$REF" "$SKELETON"; do
+        run "$prog" --help
+        assert_success
+        assert_output --partial "--size N"
+        assert_output --partial "--stride S"
+        assert_output --partial "exit status"
+    done
+}
+
+@test "01: bad command lines are rejected with the reason and exit 64" {
+    local args
+    while IFS='|' read -r args reason; do
+        # shellcheck disable=SC2086
+        run "$REF" $args
+        assert_failure 64
+        assert_output --partial "$reason"
+    done <<'CASES'
+--size banana|is not a size
+--size 0|out of range
+--size -1|is not a size
+--size 4.5M|is not a size
+--size 2^40|out of range
+--size 16|at least 32 elements
+--size|needs a value
+--reps 0|from 1 to 1000
+--reps many|from 1 to 1000
+--iterations 0|from 1 to 100000
+--stride 0|from 1 to 1024
+--seed -3|not an unsigned integer
+--bogus|unknown option '--bogus'
+extra|unexpected argument 'extra'
+--csv=|needs a non-empty value
+CASES
+}
+
+@test "01: with no GPU visible it exits 2 and says why" {
+    CUDA_VISIBLE_DEVICES="" run "$REF"
+    assert_failure 2
+    assert_output --partial "cannot run here"
+    refute_output --partial "result: PASS"
+}
+
+# --- GPU: the reference at its default size ---------------------------------
+
+# bats test_tags=gpu
+@test "01: the reference passes at the default size, sized from the L2" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_success
+    assert_line "result: PASS"
+    # At least 8 L2s of data unless the GPU's memory is too small for that.
+    local size=$(kv size) l2=$(kv l2-bytes)
+    [ $((size & (size - 1))) -eq 0 ] || fail "default size $size is not a power of two"
+    assert_at_least "$(kv working-set-over-l2)" 8 "working set over L2"
+    for key in full non stride-1 stride-2 stride-4 stride-8 stride-16 stride-32 stream; do
+        assert_equal "$(kv "wrong-elements-$key")" 0
+    done
+}
+
+# bats test_tags=gpu
+@test "01: coalesced requests touch exactly one segment, random ones nearly 32" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_equal "$(kv segments-per-request-full)" 1.0000
+    assert_equal "$(kv sectors-per-request-full)" 4.0000
+    assert_at_least "$(kv segments-per-request-non)" "$KIT_MIN_SEGMENTS_RANDOM" "random segments/request"
+    assert_at_least "$(kv sectors-per-request-non)" "$KIT_MIN_SEGMENTS_RANDOM" "random sectors/request"
+}
+
+# bats test_tags=gpu
+@test "01: a stride of s floats touches s segments per request" {
+    require_gpu
+    run_reference_once "$LAB"
+    local s
+    for s in 1 2 4 8 16 32; do
+        assert_close "$(kv "segments-per-request-stride-$s")" "$s" 0.001 "stride $s"
+    done
+    # 32-byte sectors: 4 per segment until each lane has its own.
+    assert_close "$(kv sectors-per-request-stride-2)" 8 0.001 "stride 2 sectors"
+    assert_close "$(kv sectors-per-request-stride-8)" 32 0.001 "stride 8 sectors"
+}
+
+# bats test_tags=gpu,perf
+@test "01: coalesced access is at least ${KIT_MIN_SPEEDUP_COALESCING}x faster than random" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_at_least "$(kv speedup-non-vs-full)" "$KIT_MIN_SPEEDUP_COALESCING" "speedup"
+}
+
+# bats test_tags=gpu,perf
+@test "01: on Hopper the course's figure shows: at least ${KIT_MIN_SPEEDUP_COALESCING_HOPPER}x" {
+    require_gpu
+    case "$(gpu_cc)" in 9.*) ;; *) skip "not a Hopper GPU (compute capability $(gpu_cc))" ;; esac
+    run_reference_once "$LAB"
+    assert_at_least "$(kv speedup-non-vs-full)" "$KIT_MIN_SPEEDUP_COALESCING_HOPPER" "speedup"
+}
+
+# bats test_tags=gpu,perf
+@test "01: a one-pass vector add streams at half the copy bandwidth or better" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_at_least "$(kv stream-fraction-of-copy)" "$KIT_MIN_STREAM_FRACTION_OF_COPY" \
+        "vector add bandwidth over copy bandwidth"
+}
+
+# --- GPU: the skeleton fails, other sizes and options -----------------------
+
+# bats test_tags=gpu
+@test "01: the skeleton as shipped fails" {
+    require_gpu
+    run "$SKELETON" --size 4M --reps 2
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "elements of C are wrong"
+}
+
+# bats test_tags=gpu
+@test "01: the course's sizes verify: 32,768 and 4,194,304 floats" {
+    require_gpu
+    for size in 32768 2^22; do
+        run "$REF" --size "$size" --reps 3
+        assert_success
+        assert_line "result: PASS"
+    done
+}
+
+# bats test_tags=gpu
+@test "01: a size that is no multiple of the block or the warp verifies" {
+    require_gpu
+    for size in 1000003 33; do
+        run "$REF" --size "$size" --reps 2 --iterations 10
+        assert_success
+        assert_line "size: $size"
+        assert_line "result: PASS"
+    done
+}
+
+# bats test_tags=gpu
+@test "01: --seed is used and printed; --stride runs one stride; --csv writes the table" {
+    require_gpu
+    local csv="$BATS_TEST_TMPDIR/table.csv"
+    run "$REF" --size 1M --reps 2 --seed 42 --stride 8 --csv "$csv"
+    assert_success
+    assert_line "seed: 42"
+    assert_line --regexp "^segments-per-request-stride-8: 8\.0000$"
+    refute_line --regexp "^segments-per-request-stride-4:"
+    run head -n 1 "$csv"
+    assert_output --partial "kernel,time_ms,time_vs_coalesced,segments_per_request"
+    run wc -l <"$csv"
+    assert_output 4
+}

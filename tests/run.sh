@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs the kit's test suite: what `make test` and CI run. Sets up Bats if
+# it is missing, runs the given .bats files (all of tests/ by default), and
+# ends with one line: "tests: N passed, N failed, N skipped". A skipped
+# test is never counted as passed; KIT_REQUIRE_GPU=1 turns every GPU skip
+# into a failure.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(dirname "$here")
+bash "$here/setup-bats.sh" || exit 1
+
+export KIT_BUILD="${KIT_BUILD:-$top/build}"
+mkdir -p "$KIT_BUILD"
+log="$KIT_BUILD/tests.tap"
+
+if [ $# -eq 0 ]; then
+    set -- "$here"/*.bats
+fi
+# shellcheck disable=SC2086
+bats --tap ${BATS_FLAGS:-} "$@" | tee "$log"
+status=${PIPESTATUS[0]}
+
+awk '
+    /^ok / { if ($0 ~ /# skip/) skipped++; else passed++ }
+    /^not ok / { failed++ }
+    END { printf "tests: %d passed, %d failed, %d skipped\n", passed, failed, skipped }
+' "$log"
+exit "$status"

@@ -1,0 +1,92 @@
+# Loaded by every test file (load test_helper). Finds the built programs,
+# loads bats-support and bats-assert, holds the thresholds, and decides
+# what a test does when there is no GPU.
+
+KIT_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+KIT_BUILD="${KIT_BUILD:-$KIT_ROOT/build}"
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+# ---------------------------------------------------------------------------
+# Thresholds, all in one place. Each is a ratio measured within one run and
+# must hold on every supported GPU (Turing to Hopper), not only the one the
+# kit was developed on; the handouts give the figures measured there.
+# ---------------------------------------------------------------------------
+
+# Lab 01: the random kernel's time over the coalesced kernel's, default size.
+KIT_MIN_SPEEDUP_COALESCING=10
+# ...and on Hopper (compute capability 9.x), where the course's 52x must show.
+KIT_MIN_SPEEDUP_COALESCING_HOPPER=50
+# Lab 01: random access must touch nearly a segment per lane.
+KIT_MIN_SEGMENTS_RANDOM=28
+# Lab 01: a one-pass vector add against cudaMemcpy device to device.
+KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
+
+# ---------------------------------------------------------------------------
+
+# The programs: student copy and reference of lab $1 (e.g. 01-coalescing).
+lab_program() { echo "$KIT_BUILD/labs/$1/${1#*-}"; }
+ref_program() { echo "$KIT_BUILD/solutions/$1/${1#*-}"; }
+
+# Skips the test when no usable GPU is here, with the reason the kit gives;
+# with KIT_REQUIRE_GPU=1 the same absence fails it, so that a run on a GPU
+# machine cannot pass by skipping.
+require_gpu() {
+    local out
+    out=$("$KIT_BUILD/bin/kit-query" --check 2>&1) && return 0
+    if [ "${KIT_REQUIRE_GPU:-0}" = 1 ]; then
+        fail "KIT_REQUIRE_GPU=1, but the kit cannot use a GPU here: $out"
+    fi
+    out=${out#*cannot run here: }
+    skip "no usable GPU: ${out%%. *}"
+}
+
+# Compute capability of GPU 0, e.g. 9.0 (needs a GPU).
+gpu_cc() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^compute-capability: //p'; }
+
+# The value of `key: value` in $output (the last one, if repeated).
+kv() {
+    local line value=""
+    while IFS= read -r line; do
+        case "$line" in "$1: "*) value=${line#"$1: "} ;; esac
+    done <<<"$output"
+    printf '%s' "$value"
+}
+
+# assert_at_least VALUE MIN WHAT: a numeric comparison that fails on
+# empty or non-numeric input.
+assert_at_least() {
+    awk -v v="$1" -v m="$2" 'BEGIN { exit !(v ~ /^-?[0-9.]+$/ && v + 0 >= m + 0) }' ||
+        fail "$3: '$1' is not at least $2"
+}
+
+# assert_close VALUE EXPECTED TOLERANCE WHAT
+assert_close() {
+    awk -v v="$1" -v e="$2" -v t="$3" \
+        'BEGIN { d = v - e; if (d < 0) d = -d; exit !(v ~ /^-?[0-9.]+$/ && d <= t + 0) }' ||
+        fail "$4: '$1' is not within $3 of $2"
+}
+
+# Runs the reference of lab $1 once per test file with arguments $2...,
+# keeping its output for the file's tests; then sets $output and $status
+# as `run` would. Needs a GPU.
+run_reference_once() {
+    local lab=$1 cache
+    shift
+    cache="$BATS_FILE_TMPDIR/ref-$(echo "$lab $*" | tr -c 'A-Za-z0-9' _)"
+    if [ ! -f "$cache.status" ]; then
+        "$(ref_program "$lab")" "$@" >"$cache.out" 2>&1
+        echo $? >"$cache.status"
+    fi
+    output=$(cat "$cache.out")
+    status=$(cat "$cache.status")
+}
+
+# The skeleton with its student regions cut out, for comparing with the
+# reference: outside those regions the two must be the same file.
+outside_student_regions() {
+    awk '/KIT STUDENT REGION BEGIN/ { inside = 1; print "<region>"; next }
+         /KIT STUDENT REGION END/   { inside = 0; next }
+         !inside' "$1"
+}
