@@ -81,6 +81,7 @@ run_reference_once() {
     fi
     output=$(cat "$cache.out")
     status=$(cat "$cache.status")
+    mapfile -t lines <<<"$output"
 }
 
 # The skeleton with its student regions cut out, for comparing with the
