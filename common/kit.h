@@ -9,6 +9,7 @@
  *   kit_rng.h       cuRAND per-thread and per-warp streams, the NP trick
  *   kit_memcount.h  segments and sectors per request, counted in-kernel
  *   kit_report.h    tables, key: value lines, the result line
+ *   kit_vecadd.h    the course's C = A[x] + B[x] experiment: inputs, probe, measure
  */
 #ifndef KIT_H
 #define KIT_H
@@ -20,5 +21,6 @@
 #include "kit_rng.h"
 #include "kit_memcount.h"
 #include "kit_report.h"
+#include "kit_vecadd.h"
 
 #endif /* KIT_H */

@@ -50,13 +50,15 @@ typedef struct {
     int device;
 } kit_common;
 
+/* --size: at least one warp, and indices that fit in 32 bits. */
+#define KIT_MIN_SIZE 32ull
 #define KIT_MAX_SIZE (1ull << 31)
 #define KIT_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #define KIT_COMMON_OPTIONS(c)                                                                    \
     {"--size", KIT_OPT_SIZE, &(c)->size, "N",                                                   \
-     "elements per array: 4194304, 4M or 2^22 (default: from the GPU's L2 and memory)", 1,      \
-     KIT_MAX_SIZE, NULL},                                                                        \
+     "elements per array: 4194304, 4M or 2^22 (default: from the GPU's L2 and memory)",         \
+     KIT_MIN_SIZE, KIT_MAX_SIZE, NULL},                                                          \
     {"--reps", KIT_OPT_INT, &(c)->reps, "R", "timed repetitions; the median is reported", 1,     \
      1000, NULL},                                                                                \
     {"--warmup", KIT_OPT_INT, &(c)->warmup, "W", "untimed launches before timing", 0, 100,       \

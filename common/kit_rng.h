@@ -47,6 +47,13 @@ static __host__ __device__ __forceinline__ unsigned int kit_np(unsigned long lon
     return (unsigned int)(((1ull << 32) + n - 1) / n);
 }
 
+/* The same as a 64-bit number, which also serves n = 1 (NP = 2^32: every
+ * r maps to 0), at the price of a 64-bit division. */
+static __host__ __device__ __forceinline__ unsigned long long kit_np64(unsigned long long n)
+{
+    return ((1ull << 32) + n - 1) / n;
+}
+
 /* The course's mapping of a 32-bit random number into [0, n). */
 static __host__ __device__ __forceinline__ unsigned int kit_map_to_range(unsigned int r,
                                                                          unsigned int np)

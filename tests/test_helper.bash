@@ -84,10 +84,25 @@ run_reference_once() {
     mapfile -t lines <<<"$output"
 }
 
-# The skeleton with its student regions cut out, for comparing with the
-# reference: outside those regions the two must be the same file.
+# A source file with its student regions cut out.
 outside_student_regions() {
     awk '/KIT STUDENT REGION BEGIN/ { inside = 1; print "<region>"; next }
          /KIT STUDENT REGION END/   { inside = 0; next }
          !inside' "$1"
+}
+
+# assert_student_regions LAB N: the skeleton and the reference of LAB are
+# the same file outside their student regions, and the skeleton has N
+# regions, each with its numbered TODO left undone.
+assert_student_regions() {
+    local lab=$1 want=$2 name=${1#*-}
+    local skeleton="$KIT_ROOT/labs/$lab/$name.cu" reference="$KIT_ROOT/solutions/$lab/$name.cu"
+    run diff <(outside_student_regions "$skeleton") <(outside_student_regions "$reference")
+    assert_success
+    run grep -c "KIT STUDENT REGION BEGIN: TODO([0-9])" "$skeleton"
+    assert_output "$want"
+    run grep -c "KIT STUDENT REGION END: TODO([0-9])" "$skeleton"
+    assert_output "$want"
+    run grep -cE "return [a-z0-9]+; /\* TODO\([0-9]\) \*/" "$skeleton"
+    assert_output "$want"
 }
