@@ -10,6 +10,7 @@
  *   kit_memcount.h  segments and sectors per request, counted in-kernel
  *   kit_report.h    tables, key: value lines, the result line
  *   kit_vecadd.h    the course's C = A[x] + B[x] experiment: inputs, probe, measure
+ *   kit_branchcount.h  divergent branches and active lanes, counted in-kernel
  */
 #ifndef KIT_H
 #define KIT_H
@@ -22,5 +23,6 @@
 #include "kit_memcount.h"
 #include "kit_report.h"
 #include "kit_vecadd.h"
+#include "kit_branchcount.h"
 
 #endif /* KIT_H */

@@ -22,6 +22,9 @@ KIT_MIN_SPEEDUP_COALESCING_HOPPER=50
 KIT_MIN_SEGMENTS_RANDOM=28
 # Lab 01: a one-pass vector add against cudaMemcpy device to device.
 KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
+# Lab 03: four paths by thread against one path per warp. Four paths in
+# turn cost up to 4x; loads and stores shared by the paths keep it lower.
+KIT_MIN_SPEEDUP_DIVERGENCE=2
 
 # ---------------------------------------------------------------------------
 
