@@ -79,4 +79,22 @@ static inline void kit_fill_uniform(float *d_p, unsigned long long n, unsigned l
     KIT_CHECK_LAUNCH();
 }
 
+/* Fills p[0..n) with random 32-bit words, one Philox stream per thread. */
+__global__ void kit_fill_bits_kernel(unsigned int *p, unsigned long long n, unsigned long long seed)
+{
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    kit_rng s;
+
+    kit_rng_thread(&s, seed, i);
+    for (; i < n; i += step)
+        p[i] = curand(&s);
+}
+
+static inline void kit_fill_bits(unsigned int *d_p, unsigned long long n, unsigned long long seed)
+{
+    kit_fill_bits_kernel<<<1024, 256>>>(d_p, n, seed);
+    KIT_CHECK_LAUNCH();
+}
+
 #endif /* KIT_RNG_H */

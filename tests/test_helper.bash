@@ -25,6 +25,16 @@ KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
 # Lab 03: four paths by thread against one path per warp. Four paths in
 # turn cost up to 4x; loads and stores shared by the paths keep it lower.
 KIT_MIN_SPEEDUP_DIVERGENCE=2
+# Lab 05: pinned against pageable host-to-device bandwidth.
+KIT_MIN_PINNED_OVER_PAGEABLE=1.5
+# Lab 05: the best pipeline against pinned serial, with the plain kernel:
+# with two copy engines it hides the copies out behind the copies in.
+KIT_MIN_PIPELINE_SPEEDUP=1.15
+# ...and with --kernel-work auto (kernel as long as the copies in), on any
+# GPU with a copy engine: the kernel hides behind the copies.
+KIT_MIN_PIPELINE_SPEEDUP_BALANCED=1.3
+# Lab 05: the best pipeline against the ideal computed from its parts.
+KIT_MIN_PIPELINE_FRACTION_OF_IDEAL=0.75
 
 # ---------------------------------------------------------------------------
 
@@ -94,18 +104,30 @@ outside_student_regions() {
          !inside' "$1"
 }
 
+# The text of student region TODO(k) of a source file.
+student_region() {
+    awk -v k="$2" '/KIT STUDENT REGION BEGIN: TODO\(/ { inside = index($0, "TODO(" k ")") > 0; next }
+                   /KIT STUDENT REGION END/ { inside = 0 }
+                   inside' "$1"
+}
+
 # assert_student_regions LAB N: the skeleton and the reference of LAB are
-# the same file outside their student regions, and the skeleton has N
-# regions, each with its numbered TODO left undone.
+# the same file outside their student regions, both have regions TODO(1)
+# to TODO(N), and in the skeleton each region is still undone (differs).
 assert_student_regions() {
-    local lab=$1 want=$2 name=${1#*-}
+    local lab=$1 want=$2 name=${1#*-} k
     local skeleton="$KIT_ROOT/labs/$lab/$name.cu" reference="$KIT_ROOT/solutions/$lab/$name.cu"
     run diff <(outside_student_regions "$skeleton") <(outside_student_regions "$reference")
     assert_success
-    run grep -c "KIT STUDENT REGION BEGIN: TODO([0-9])" "$skeleton"
-    assert_output "$want"
-    run grep -c "KIT STUDENT REGION END: TODO([0-9])" "$skeleton"
-    assert_output "$want"
-    run grep -cE "return [a-z0-9]+; /\* TODO\([0-9]\) \*/" "$skeleton"
-    assert_output "$want"
+    for file in "$skeleton" "$reference"; do
+        run grep -c "KIT STUDENT REGION BEGIN: TODO([0-9])" "$file"
+        assert_output "$want"
+        run grep -c "KIT STUDENT REGION END: TODO([0-9])" "$file"
+        assert_output "$want"
+    done
+    for ((k = 1; k <= want; k++)); do
+        [ -n "$(student_region "$skeleton" "$k")" ] || fail "$lab: no region TODO($k)"
+        [ "$(student_region "$skeleton" "$k")" != "$(student_region "$reference" "$k")" ] ||
+            fail "$lab: TODO($k) is already done in the skeleton"
+    done
 }
