@@ -124,7 +124,7 @@ CASES
     assert_failure 1
     assert_line "result: FAIL"
     assert_output --partial "alloc_pinned returned pageable memory"
-    assert_output --partial "no copy ran while a kernel ran"
+    assert_output --partial "no two operations ran at once"
 }
 
 # bats test_tags=gpu
