@@ -3,7 +3,7 @@
 # One Makefile for the whole kit: the labs are listed once below, and every
 # program is built by the same pattern rules. Products go to build/.
 
-LABS := 01-coalescing 02-grouping 03-divergence 05-streams
+LABS := 01-coalescing 02-grouping 03-divergence 04-occupancy 05-streams
 
 NVCC ?= nvcc
 # The GPU in this machine by default; a gencode list builds for others, e.g.

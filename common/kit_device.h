@@ -36,6 +36,7 @@ typedef struct {
     long long smem_per_sm;
     long long smem_per_block;       /* without opting in */
     long long smem_per_block_optin; /* with cudaFuncSetAttribute */
+    long long smem_reserved_per_block; /* the driver's own, per block */
     long long global_bytes;
     long long free_bytes; /* when the device was opened */
     int copy_engines;     /* asyncEngineCount */
@@ -93,6 +94,7 @@ static inline void kit_device_open(int ordinal, kit_device *d)
     d->smem_per_sm = kit_attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
     d->smem_per_block = kit_attr(cudaDevAttrMaxSharedMemoryPerBlock, ordinal);
     d->smem_per_block_optin = kit_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal);
+    d->smem_reserved_per_block = kit_attr(cudaDevAttrReservedSharedMemoryPerBlock, ordinal);
     d->copy_engines = kit_attr(cudaDevAttrAsyncEngineCount, ordinal);
     KIT_CHECK(cudaDriverGetVersion(&d->driver_version));
     KIT_CHECK(cudaRuntimeGetVersion(&d->runtime_version));

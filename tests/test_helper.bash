@@ -25,6 +25,10 @@ KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
 # Lab 03: four paths by thread against one path per warp. Four paths in
 # turn cost up to 4x; loads and stores shared by the paths keep it lower.
 KIT_MIN_SPEEDUP_DIVERGENCE=2
+# Lab 04: scenario 2 against scenario 1 where scenario 1 crowds 1 or 2 SMs.
+KIT_MIN_SCENARIO2_SPEEDUP=1.1
+# Lab 04: one block more than one per SM, against one per SM.
+KIT_MIN_PARTIAL_WAVE_SLOWDOWN=1.2
 # Lab 05: pinned against pageable host-to-device bandwidth.
 KIT_MIN_PINNED_OVER_PAGEABLE=1.5
 # Lab 05: the best pipeline against pinned serial, with the plain kernel:
