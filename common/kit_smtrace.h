@@ -1,8 +1,11 @@
 /*
  * kit_smtrace.h - achieved occupancy and SM efficiency without a profiler.
  *
- * In an instrumented launch, thread 0 of every block records the SM it ran
- * on (%smid) and the time it started and finished (%globaltimer, in ns).
+ * In an instrumented launch, lane 0 of every warp records the SM it ran on
+ * (%smid) and the time the warp started and finished (%globaltimer, in
+ * ns). Per warp, not per block: warps of one block that finish early no
+ * longer count as active, which is one reason achieved occupancy trails
+ * the theoretical one.
  * From these records the host computes what nvprof called sm_efficiency
  * and achieved_occupancy:
  *
@@ -15,21 +18,24 @@
  *
  *   kit_trace_begin(trace);   // first statement of the kernel (every thread)
  *   ...
- *   kit_trace_end(trace);     // last statement (every thread: it syncs the block)
+ *   kit_trace_end(trace);     // last statement (every thread of the warp)
+ *
+ * Blocks must be whole warps; records holds one entry per warp of the grid.
  */
 #ifndef KIT_SMTRACE_H
 #define KIT_SMTRACE_H
 
 #include "kit_check.h"
+#include "kit_memcount.h"
 
 typedef struct {
     unsigned long long start, end; /* %globaltimer, ns */
     unsigned int smid;
-    unsigned int warps;
+    unsigned int warps; /* 1: the record of one warp */
 } kit_block_record;
 
 typedef struct {
-    kit_block_record *records; /* device: one per block, NULL when not tracing */
+    kit_block_record *records; /* device: one per warp, NULL when not tracing */
 } kit_trace;
 
 static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
@@ -46,23 +52,22 @@ static __device__ __forceinline__ unsigned int kit_smid(void)
     return id;
 }
 
-static __device__ __forceinline__ unsigned int kit_block_index(void)
+/* The warp's index in the grid, blocks in order, warps in order in a block. */
+static __device__ __forceinline__ unsigned int kit_warp_index(void)
 {
-    return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-}
-
-static __device__ __forceinline__ int kit_is_block_leader(void)
-{
-    return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
+    unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned int threads = blockDim.x * blockDim.y * blockDim.z;
+    unsigned int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    return block * ((threads + 31) / 32) + thread / 32;
 }
 
 static __device__ __forceinline__ void kit_trace_begin(const kit_trace *t)
 {
-    if (t && kit_is_block_leader()) {
-        kit_block_record *r = &t->records[kit_block_index()];
+    if (t && kit_lane_id() == 0) {
+        kit_block_record *r = &t->records[kit_warp_index()];
         r->start = kit_globaltimer();
         r->smid = kit_smid();
-        r->warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+        r->warps = 1;
     }
 }
 
@@ -70,9 +75,9 @@ static __device__ __forceinline__ void kit_trace_end(const kit_trace *t)
 {
     if (!t)
         return;
-    __syncthreads();
-    if (kit_is_block_leader())
-        t->records[kit_block_index()].end = kit_globaltimer();
+    __syncwarp();
+    if (kit_lane_id() == 0)
+        t->records[kit_warp_index()].end = kit_globaltimer();
 }
 
 /* Host side. */

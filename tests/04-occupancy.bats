@@ -37,7 +37,7 @@ setup() {
 @test "04: --help lists the options and exits 0" {
     run "$REF" --help
     assert_success
-    for opt in "--k40" "--iterations I" "--max-elements N" "--size N"; do
+    for opt in "--k40" "--launch-illegal" "--iterations I" "--max-elements N" "--size N"; do
         assert_output --partial "$opt"
     done
 }
@@ -87,11 +87,14 @@ CASES
 }
 
 # bats test_tags=gpu
-@test "04: blocks of 1024 threads, one per SM, reach about 50% achieved occupancy" {
+@test "04: blocks of 1024 threads, one per SM, achieve at most 50% occupancy and trail it" {
     require_gpu
     run_reference_once "$LAB"
+    # Two such blocks fit (100% theoretical), but one per SM holds 32 of 64
+    # warp slots; warps on the cheap paths finish early, so achieved is lower.
     assert_equal "$(kv wave-full-theoretical)" 1.0000
-    assert_close "$(kv wave-full-achieved)" 0.5 0.05 "achieved occupancy, 1024 threads, one per SM"
+    assert_at_least 0.5001 "$(kv wave-full-achieved)" "50% against achieved"
+    assert_at_least "$(kv wave-full-achieved)" 0.3 "achieved occupancy, one block of 1024 per SM"
 }
 
 # bats test_tags=gpu,perf
@@ -124,9 +127,18 @@ CASES
     assert_equal "$(kv shape-16x16-segments-per-request)" 2.0000
     assert_equal "$(kv shape-32x32-sectors-per-request)" 4.0000
     assert_equal "$(kv shape-16x16-sectors-per-request)" 4.0000
-    # (256, 8) is 2048 threads: the launch is refused and reported.
+    # (256, 8) is 2048 threads: not launched, and said why.
     assert_line "shape-256x8-valid: no"
-    assert_output --partial "cudaErrorInvalidConfiguration: 2048 threads per block"
+    assert_output --partial "not launched: 2048 threads per block, at most 1024"
+}
+
+# bats test_tags=gpu
+@test "04: --launch-illegal launches (256, 8) as the book does and reports the runtime's error" {
+    require_gpu
+    run "$REF" --launch-illegal --max-elements 64 --iterations 100 --size 1M --reps 1 --warmup 0
+    assert_success
+    assert_output --regexp "launch failed: cudaError[A-Za-z]+: 2048 threads per block, at most 1024"
+    assert_line "result: PASS"
 }
 
 # bats test_tags=gpu

@@ -311,12 +311,12 @@ static kit_trace_stats traced(run_t *r, const kit_device *d, int matrix, kit_acc
 
     if (matrix) {
         dim3 block(r->bx, r->by), grid((r->nx + r->bx - 1) / r->bx, (r->ny + r->by - 1) / r->by);
-        blocks = (size_t)grid.x * grid.y;
+        blocks = (size_t)grid.x * grid.y * ((r->bx * r->by + 31) / 32);
         kit_probe_reset(r->probe);
         sumMatrixOnGPU2D_traced<<<grid, block>>>(r->A, r->B, r->C, r->nx, r->ny, r->trace,
                                                  r->probe);
     } else {
-        blocks = r->blocks;
+        blocks = (size_t)r->blocks * ((r->threads + 31) / 32);
         scenario_kernel_traced<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters,
                                                           r->trace);
     }
@@ -462,7 +462,7 @@ int main(int argc, char **argv)
 {
     kit_common c;
     kit_device dev;
-    int k40 = 0, iters = SCENARIO_ITERATIONS, max_n = 65536;
+    int k40 = 0, iters = SCENARIO_ITERATIONS, max_n = 65536, launch_illegal = 0;
     kit_option opts[] = {
         KIT_COMMON_OPTIONS(&c),
         {"--iterations", KIT_OPT_INT, &iters, "I", "loop count of the scenario kernel", 1,
@@ -472,6 +472,9 @@ int main(int argc, char **argv)
         {"--k40", KIT_OPT_FLAG, &k40, NULL,
          "print the course's K40 occupancy table from the calculator and exit (no GPU needed)", 0,
          0, NULL},
+        {"--launch-illegal", KIT_OPT_FLAG, &launch_illegal, NULL,
+         "launch the (256, 8) block too, as the book does, and show the runtime's error", 0, 0,
+         NULL},
     };
     static const int shapes[][2] = {{32, 32}, {32, 16}, {16, 32}, {16, 16}, {64, 2},
                                     {128, 2}, {256, 1}, {256, 8}};
@@ -523,7 +526,9 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaMalloc((void **)&r.A, cap * sizeof(float)));
     KIT_CHECK(cudaMalloc((void **)&r.B, cap * sizeof(float)));
     KIT_CHECK(cudaMalloc((void **)&r.C, cap * sizeof(float)));
-    KIT_CHECK(cudaMalloc((void **)&r.trace.records, (cap / 32 + 1) * sizeof(kit_block_record)));
+    /* One trace record per warp: cap elements are at most cap / 32 + 1 warps
+     * of the scenarios, and the matrix's blocks are whole warps. */
+    KIT_CHECK(cudaMalloc((void **)&r.trace.records, (cap / 32 + 64) * sizeof(kit_block_record)));
     r.probe = kit_probe_create();
     r.hA = (float *)kit_host_alloc(cap * sizeof(float));
     r.hB = (float *)kit_host_alloc(cap * sizeof(float));
@@ -591,14 +596,20 @@ int main(int argc, char **argv)
         memset(s, 0, sizeof *s);
         s->bx = r.bx = shapes[k][0];
         s->by = r.by = shapes[k][1];
-        /* Launched as the book does, even when the shape is illegal. */
+        /* A block larger than the GPU allows is refused here; with
+         * --launch-illegal it is launched, as the book does, to see the error. */
+        if (r.bx * r.by > dev.max_threads_per_block && !launch_illegal) {
+            printf("   (%d,%d)     not launched: %d threads per block, at most %d; the launch "
+                   "would fail\n", r.bx, r.by, r.bx * r.by, dev.max_threads_per_block);
+            continue;
+        }
         sumMatrixOnGPU2D<<<dim3((side + r.bx - 1) / r.bx, (side + r.by - 1) / r.by),
                            dim3(r.bx, r.by)>>>(r.A, r.B, r.C, side, side);
         e = cudaGetLastError();
         if (e != cudaSuccess) {
             snprintf(s->error, sizeof s->error, "%s: %d threads per block, at most %d",
                      cudaGetErrorName(e), r.bx * r.by, dev.max_threads_per_block);
-            printf("   (%d,%d)%*s launch failed: %s\n", r.bx, r.by, 4, "", s->error);
+            printf("   (%d,%d)     launch failed: %s\n", r.bx, r.by, s->error);
             continue;
         }
         KIT_CHECK(cudaDeviceSynchronize());
