@@ -90,16 +90,16 @@ CASES
 }
 
 # bats test_tags=gpu,perf
-@test "05: with a kernel as long as the copies, the pipeline overlaps three ways" {
+@test "05: with a kernel as long as the copies, the pipeline hides the kernels" {
     require_gpu
     run "$REF" --kernel-work auto --streams 8 --reps 5 --timeline "$BATS_TEST_TMPDIR/t.csv"
     assert_success
     assert_line "result: PASS"
     assert_at_least "$(kv speedup-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP_BALANCED" \
         "balanced pipeline speedup"
-    if [ "$(kv copy-engines)" -ge 2 ]; then
-        assert_at_least "$(kv max-concurrent-operations)" 3 "copy in, kernel and copy out at once"
-    fi
+    # The kernels hide behind the copies: for most of their time a copy ran too.
+    assert_at_least "$(kv overlap-copy-kernel-ms)" \
+        "$(awk -v k="$(kv time-kernel-ms)" 'BEGIN { print 0.5 * k }')" "copy-kernel overlap (ms)"
     # The timeline: a header and three operations for each of the 8 chunks.
     run wc -l <"$BATS_TEST_TMPDIR/t.csv"
     assert_output 25

@@ -27,7 +27,8 @@ KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
 KIT_MIN_SPEEDUP_DIVERGENCE=2
 # Lab 04: scenario 2 against scenario 1 where scenario 1 crowds 1 or 2 SMs.
 KIT_MIN_SCENARIO2_SPEEDUP=1.1
-# Lab 04: one block more than one per SM, against one per SM.
+# Lab 04: one block more than fills every block slot once, against a full
+# wave: the extra block runs alone in a second wave.
 KIT_MIN_PARTIAL_WAVE_SLOWDOWN=1.2
 # Lab 05: pinned against pageable host-to-device bandwidth.
 KIT_MIN_PINNED_OVER_PAGEABLE=1.5

@@ -507,8 +507,8 @@ int main(int argc, char **argv)
     cap = (size_t)side * side;
     if (cap < (size_t)max_n)
         cap = max_n;
-    if (cap < (size_t)(dev.sms + 1) * 1024)
-        cap = (size_t)(dev.sms + 1) * 1024;
+    if (cap < (size_t)(dev.sms * dev.max_blocks_per_sm + 1) * 1024)
+        cap = (size_t)(dev.sms * dev.max_blocks_per_sm + 1) * 1024;
     if ((long long)(cap * 16 + (64u << 20)) > dev.free_bytes)
         kit_die(KIT_EXIT_USAGE, "--size %llu needs %.0f MiB of GPU memory, %s has %.0f MiB free",
                 elems, cap * 16 / 1048576.0, dev.name, dev.free_bytes / 1048576.0);
@@ -561,18 +561,24 @@ int main(int argc, char **argv)
         printf("%s\n", sc[1][i].ms < 0.95 * sc[0][i].ms ? " S2 faster" : "");
     }
 
-    /* 3. A partial last wave: one block per SM, against one block more. */
+    /* 3. A partial last wave: every block slot of the GPU filled once, then
+     * one block more, which must wait for a second wave on its own. */
     {
-        int t2 = 1024 * dev.sms / (dev.sms + 1) / 32 * 32;
-        wave[0] = run_scenario(&r, &dev, &L, &c, dev.sms * 1024, 1024, dev.sms, &wrong);
-        wave[1] = run_scenario(&r, &dev, &L, &c, (dev.sms + 1) * t2, t2, dev.sms + 1, &wrong);
-        printf("\n3. a partial last wave, %d SMs:\n", dev.sms);
+        int per_sm = 0, full;
+        KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scenario_kernel, 1024, 0));
+        full = dev.sms * per_sm;
+        wave[0] = run_scenario(&r, &dev, &L, &c, full * 1024, 1024, full, &wrong);
+        wave[1] = run_scenario(&r, &dev, &L, &c, (full + 1) * 1024, 1024, full + 1, &wrong);
+        printf("\n3. a partial last wave: %d SMs x %d blocks of 1024 threads fill the GPU once\n",
+               dev.sms, per_sm);
         for (int w = 0; w < 2; w++)
-            printf("   %4d blocks of %4d threads (%7s elements): %8.3f ms, SM efficiency %5.1f%%\n",
-                   wave[w].blocks, wave[w].threads, kit_grouped(wave[w].n), wave[w].ms,
-                   100 * wave[w].sm_efficiency);
-        printf("   one block more, and less work, takes %.2fx the time: one SM runs two blocks\n"
-               "   while the others wait idle for it.\n\n", wave[1].ms / wave[0].ms);
+            printf("   %4d blocks (%9s elements): %8.3f ms, SM efficiency %5.1f%%, achieved "
+                   "occupancy %5.1f%%\n",
+                   wave[w].blocks, kit_grouped(wave[w].n), wave[w].ms, 100 * wave[w].sm_efficiency,
+                   100 * wave[w].achieved);
+        printf("   one block more (%.2f%% more work) takes %.2fx the time: it runs alone in a\n"
+               "   second wave while every other SM waits idle.\n\n",
+               100.0 / full, wave[1].ms / wave[0].ms);
     }
 
     /* 4. 2D block shapes on the book's matrix sum. */
