@@ -152,15 +152,20 @@ static occ_limits limits_k40(void)
 /* ===================================================================== */
 
 /* The course's occupancy kernel: four vector operations branched by warp
- * (no divergence), many iterations so that computing dominates. */
+ * (no divergence), many iterations so that computing dominates. With
+ * uniform set, every warp takes the last (slowest) path, so that all warps
+ * of a block finish together. */
 static __device__ __forceinline__ void scenario_body(const float *A, const float *B, float *C,
-                                                     unsigned int n, int iters, const kit_trace *t)
+                                                     unsigned int n, int iters, int uniform,
+                                                     const kit_trace *t)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
     kit_trace_begin(t);
     if (tid < n) {
         for (int i = 0; i < iters; i++) {
-            if ((tid / 32) % 4 == 0)
+            if (uniform)
+                C[tid] = A[tid] / B[tid];
+            else if ((tid / 32) % 4 == 0)
                 C[tid] = A[tid] + B[tid];
             else if ((tid / 32) % 4 == 1)
                 C[tid] = A[tid] - B[tid];
@@ -173,15 +178,16 @@ static __device__ __forceinline__ void scenario_body(const float *A, const float
     kit_trace_end(t);
 }
 
-__global__ void scenario_kernel(const float *A, const float *B, float *C, unsigned int n, int iters)
+__global__ void scenario_kernel(const float *A, const float *B, float *C, unsigned int n, int iters,
+                                int uniform)
 {
-    scenario_body(A, B, C, n, iters, NULL);
+    scenario_body(A, B, C, n, iters, uniform, NULL);
 }
 
 __global__ void scenario_kernel_traced(const float *A, const float *B, float *C, unsigned int n,
-                                       int iters, kit_trace trace)
+                                       int iters, int uniform, kit_trace trace)
 {
-    scenario_body(A, B, C, n, iters, &trace);
+    scenario_body(A, B, C, n, iters, uniform, &trace);
 }
 
 /* The book's sumMatrixOnGPU2D: one thread per element of an nx x ny matrix. */
@@ -246,6 +252,7 @@ typedef struct {
     unsigned int n;          /* elements in use */
     int iters;
     int threads, blocks;     /* scenario launches */
+    int uniform;             /* every warp on the same path */
     int nx, ny, bx, by;      /* matrix launches */
     kit_trace trace;
     kit_probe probe;
@@ -254,7 +261,7 @@ typedef struct {
 static void launch_scenario(void *p)
 {
     const run_t *r = (const run_t *)p;
-    scenario_kernel<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters);
+    scenario_kernel<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters, r->uniform);
     KIT_CHECK_LAUNCH();
 }
 
@@ -272,7 +279,7 @@ static long long verify_scenario(const run_t *r)
     long long bad = 0;
     KIT_CHECK(cudaMemcpy(r->hC, r->C, (size_t)r->n * sizeof(float), cudaMemcpyDeviceToHost));
     for (unsigned int i = 0; i < r->n; i++) {
-        unsigned int path = (i / 32) % 4;
+        unsigned int path = r->uniform ? 3 : (i / 32) % 4;
         float a = r->hA[i], b = r->hB[i];
         float want = path == 0 ? a + b : path == 1 ? a - b : path == 2 ? a * b : a / b;
         if (r->hC[i] != want && bad++ == 0)
@@ -310,7 +317,7 @@ static kit_trace_stats traced(run_t *r, const kit_device *d, int matrix, kit_acc
     } else {
         blocks = (size_t)r->blocks * ((r->threads + 31) / 32);
         scenario_kernel_traced<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters,
-                                                          r->trace);
+                                                          r->uniform, r->trace);
     }
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaDeviceSynchronize());
@@ -567,9 +574,12 @@ int main(int argc, char **argv)
         int per_sm = 0, full;
         KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scenario_kernel, 1024, 0));
         full = dev.sms * per_sm;
+        r.uniform = 1; /* warps that finish early would let the extra block in early */
         wave[0] = run_scenario(&r, &dev, &L, &c, full * 1024, 1024, full, &wrong);
         wave[1] = run_scenario(&r, &dev, &L, &c, (full + 1) * 1024, 1024, full + 1, &wrong);
-        printf("\n3. a partial last wave: %d SMs x %d blocks of 1024 threads fill the GPU once\n",
+        r.uniform = 0;
+        printf("\n3. a partial last wave: %d SMs x %d blocks of 1024 threads fill the GPU once\n"
+               "   (every warp on the division path, so that a block's warps end together)\n",
                dev.sms, per_sm);
         for (int w = 0; w < 2; w++)
             printf("   %4d blocks (%9s elements): %8.3f ms, SM efficiency %5.1f%%, achieved "
