@@ -160,20 +160,15 @@ static occ_limits limits_k40(void)
 /* ===================================================================== */
 
 /* The course's occupancy kernel: four vector operations branched by warp
- * (no divergence), many iterations so that computing dominates. With
- * uniform set, every warp takes the last (slowest) path, so that all warps
- * of a block finish together. */
+ * (no divergence), many iterations so that computing dominates. */
 static __device__ __forceinline__ void scenario_body(const float *A, const float *B, float *C,
-                                                     unsigned int n, int iters, int uniform,
-                                                     const kit_trace *t)
+                                                     unsigned int n, int iters, const kit_trace *t)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
     kit_trace_begin(t);
     if (tid < n) {
         for (int i = 0; i < iters; i++) {
-            if (uniform)
-                C[tid] = A[tid] / B[tid];
-            else if ((tid / 32) % 4 == 0)
+            if ((tid / 32) % 4 == 0)
                 C[tid] = A[tid] + B[tid];
             else if ((tid / 32) % 4 == 1)
                 C[tid] = A[tid] - B[tid];
@@ -186,16 +181,46 @@ static __device__ __forceinline__ void scenario_body(const float *A, const float
     kit_trace_end(t);
 }
 
-__global__ void scenario_kernel(const float *A, const float *B, float *C, unsigned int n, int iters,
-                                int uniform)
+__global__ void scenario_kernel(const float *A, const float *B, float *C, unsigned int n, int iters)
 {
-    scenario_body(A, B, C, n, iters, uniform, NULL);
+    scenario_body(A, B, C, n, iters, NULL);
 }
 
 __global__ void scenario_kernel_traced(const float *A, const float *B, float *C, unsigned int n,
-                                       int iters, int uniform, kit_trace trace)
+                                       int iters, kit_trace trace)
 {
-    scenario_body(A, B, C, n, iters, uniform, &trace);
+    scenario_body(A, B, C, n, iters, &trace);
+}
+
+/*
+ * For the partial wave: work bound by each SM's own arithmetic, not by a
+ * resource the whole GPU shares (the scenario kernel's stores load the L2),
+ * and the same for every warp. `zero` is always 0 but unknown to the
+ * compiler, so the loop stays and C = A.
+ */
+static __device__ __forceinline__ void wave_body(const float *A, float *C, unsigned int n,
+                                                 int iters, unsigned int zero, const kit_trace *t)
+{
+    unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
+    unsigned int h = tid;
+    kit_trace_begin(t);
+    if (tid < n) {
+        for (int i = 0; i < iters; i++)
+            h = h * 1664525u + 1013904223u;
+        C[tid] = A[tid] + (float)(h & zero);
+    }
+    kit_trace_end(t);
+}
+
+__global__ void wave_kernel(const float *A, float *C, unsigned int n, int iters, unsigned int zero)
+{
+    wave_body(A, C, n, iters, zero, NULL);
+}
+
+__global__ void wave_kernel_traced(const float *A, float *C, unsigned int n, int iters,
+                                   unsigned int zero, kit_trace trace)
+{
+    wave_body(A, C, n, iters, zero, &trace);
 }
 
 /* The book's sumMatrixOnGPU2D: one thread per element of an nx x ny matrix. */
@@ -259,8 +284,8 @@ typedef struct {
     float *hA, *hB, *hC;     /* host */
     unsigned int n;          /* elements in use */
     int iters;
-    int threads, blocks;     /* scenario launches */
-    int uniform;             /* every warp on the same path */
+    int threads, blocks;     /* scenario and wave launches */
+    int wave;                /* launch wave_kernel instead of the scenario kernel */
     int nx, ny, bx, by;      /* matrix launches */
     kit_trace trace;
     kit_probe probe;
@@ -269,7 +294,10 @@ typedef struct {
 static void launch_scenario(void *p)
 {
     const run_t *r = (const run_t *)p;
-    scenario_kernel<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters, r->uniform);
+    if (r->wave)
+        wave_kernel<<<r->blocks, r->threads>>>(r->A, r->C, r->n, r->iters, 0u);
+    else
+        scenario_kernel<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters);
     KIT_CHECK_LAUNCH();
 }
 
@@ -287,9 +315,9 @@ static long long verify_scenario(const run_t *r)
     long long bad = 0;
     KIT_CHECK(cudaMemcpy(r->hC, r->C, (size_t)r->n * sizeof(float), cudaMemcpyDeviceToHost));
     for (unsigned int i = 0; i < r->n; i++) {
-        unsigned int path = r->uniform ? 3 : (i / 32) % 4;
+        unsigned int path = (i / 32) % 4;
         float a = r->hA[i], b = r->hB[i];
-        float want = path == 0 ? a + b : path == 1 ? a - b : path == 2 ? a * b : a / b;
+        float want = r->wave ? a : path == 0 ? a + b : path == 1 ? a - b : path == 2 ? a * b : a / b;
         if (r->hC[i] != want && bad++ == 0)
             fprintf(stderr, "%s: scenario kernel, n = %u: C[%u] = %.9g, should be %.9g\n",
                     kit_program, r->n, i, r->hC[i], want);
@@ -324,8 +352,12 @@ static kit_trace_stats traced(run_t *r, const kit_device *d, int matrix, kit_acc
                                                  r->probe);
     } else {
         blocks = (size_t)r->blocks * ((r->threads + 31) / 32);
-        scenario_kernel_traced<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters,
-                                                          r->uniform, r->trace);
+        if (r->wave)
+            wave_kernel_traced<<<r->blocks, r->threads>>>(r->A, r->C, r->n, r->iters, 0u,
+                                                          r->trace);
+        else
+            scenario_kernel_traced<<<r->blocks, r->threads>>>(r->A, r->B, r->C, r->n, r->iters,
+                                                              r->trace);
     }
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaDeviceSynchronize());
@@ -447,7 +479,8 @@ static scenario_row run_scenario(run_t *r, const kit_device *d, const occ_limits
     scenario_row s;
     kit_trace_stats ts;
 
-    KIT_CHECK(cudaFuncGetAttributes(&fa, (const void *)scenario_kernel));
+    KIT_CHECK(cudaFuncGetAttributes(&fa, r->wave ? (const void *)wave_kernel
+                                                 : (const void *)scenario_kernel));
     r->n = n;
     r->threads = threads;
     r->blocks = blocks;
@@ -580,14 +613,16 @@ int main(int argc, char **argv)
      * one block more, which must wait for a second wave on its own. */
     {
         int per_sm = 0, full;
-        KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scenario_kernel, 1024, 0));
+        KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, wave_kernel, 1024, 0));
         full = dev.sms * per_sm;
-        r.uniform = 1; /* warps that finish early would let the extra block in early */
+        r.wave = 1;
+        r.iters = 20 * iters; /* about as long as a scenario launch */
         wave[0] = run_scenario(&r, &dev, &L, &c, full * 1024, 1024, full, &wrong);
         wave[1] = run_scenario(&r, &dev, &L, &c, (full + 1) * 1024, 1024, full + 1, &wrong);
-        r.uniform = 0;
+        r.wave = 0;
+        r.iters = iters;
         printf("\n3. a partial last wave: %d SMs x %d blocks of 1024 threads fill the GPU once\n"
-               "   (every warp on the division path, so that a block's warps end together)\n",
+               "   (a kernel that computes in registers, the same for every warp)\n",
                dev.sms, per_sm);
         for (int w = 0; w < 2; w++)
             printf("   %4d blocks (%9s elements): %8.3f ms, SM efficiency %5.1f%%, achieved "
