@@ -610,7 +610,7 @@ int main(int argc, char **argv)
                t_pinned.median_ms / t_depth.median_ms, 100.0 * ideal_n / t_depth.median_ms);
         printf("%-34s %11.3f %13.2fx %11.0f%%\n", "4. breadth-first issue", t_breadth.median_ms,
                t_pinned.median_ms / t_breadth.median_ms, 100.0 * ideal_n / t_breadth.median_ms);
-        printf("\nideal: the stages of one chunk, then the slowest stage for the rest\n"
+        printf("\nThe ideal: the stages of one chunk, then the slowest stage for the rest\n"
                "(copies in %.3f ms, kernel %.3f ms, copies out %.3f ms in all; %s).\n\n",
                parts[OP_H2D], parts[OP_KERNEL], parts[OP_D2H],
                dev.copy_engines >= 2 ? "copies in and out on separate engines"
@@ -622,7 +622,7 @@ int main(int argc, char **argv)
         printf("  copies overlapped kernels for %.3f ms; copies in overlapped copies out for "
                "%.3f ms;\n  at most %d operations ran at once.\n\n",
                ov.copy_kernel_ms, ov.h2d_d2h_ms, ov.max_concurrent);
-        printf("course: the pipeline hides the kernel and the shorter copy behind the longest\n"
+        printf("The course: a pipeline hides the kernel and the shorter copy behind the longest\n"
                "stage; its three streams gave 3-way concurrency on a Kepler with 2 copy engines.\n"
                "this GPU: %.2fx over pinned serial with %d streams, %.0f%% of the ideal.\n\n",
                t_pinned.median_ms / t_best, sweep[best], 100.0 * ideal[best] / t_best);
