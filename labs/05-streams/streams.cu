@@ -607,8 +607,8 @@ int main(int argc, char **argv)
                        t_pinned.median_ms / t_sweep[o][i].median_ms,
                        100.0 * ideal[i] / t_sweep[o][i].median_ms);
             }
-        printf("3a: issued as the course does; 3b: copies of one direction kept in chunk order;\n"
-               "4: the course's pipeline (3a) with %d streams, in both issue orders.\n", focus);
+        printf("(3a is issued as the course does; 3b keeps each direction's copies in chunk order;\n"
+               "4 is the course's pipeline, 3a, with %d streams, in both issue orders.)\n", focus);
         printf("%-34s %11.3f %13.2fx %11.0f%%\n", "4. depth-first issue", t_depth.median_ms,
                t_pinned.median_ms / t_depth.median_ms, 100.0 * ideal_n / t_depth.median_ms);
         printf("%-34s %11.3f %13.2fx %11.0f%%\n", "4. breadth-first issue", t_breadth.median_ms,
