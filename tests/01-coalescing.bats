@@ -27,13 +27,7 @@ setup() {
 }
 
 @test "01: bad command lines are rejected with the reason and exit 64" {
-    local args
-    while IFS='|' read -r args reason; do
-        # shellcheck disable=SC2086
-        run "$REF" $args
-        assert_failure 64
-        assert_output --partial "$reason"
-    done <<'CASES'
+    assert_usage_errors "$REF" <<'CASES'
 --size banana|is not a size
 --size 0|out of range
 --size -1|is not a size

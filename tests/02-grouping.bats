@@ -24,13 +24,7 @@ setup() {
 }
 
 @test "02: bad command lines are rejected with the reason and exit 64" {
-    local args
-    while IFS='|' read -r args reason; do
-        # shellcheck disable=SC2086
-        run "$REF" $args
-        assert_failure 64
-        assert_output --partial "$reason"
-    done <<'CASES'
+    assert_usage_errors "$REF" <<'CASES'
 --segments-per-group 3|must be a power of two
 --segments-per-group 0|from 1 to
 --segments-per-group 12|must be a power of two

@@ -24,13 +24,7 @@ setup() {
 }
 
 @test "03: bad command lines are rejected with the reason and exit 64" {
-    local args
-    while IFS='|' read -r args reason; do
-        # shellcheck disable=SC2086
-        run "$REF" $args
-        assert_failure 64
-        assert_output --partial "$reason"
-    done <<'CASES'
+    assert_usage_errors "$REF" <<'CASES'
 --iterations 0|from 1 to 100000
 --iterations -2|from 1 to 100000
 --reps 1001|from 1 to 1000

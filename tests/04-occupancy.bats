@@ -43,13 +43,7 @@ setup() {
 }
 
 @test "04: bad command lines are rejected with the reason and exit 64" {
-    local args
-    while IFS='|' read -r args reason; do
-        # shellcheck disable=SC2086
-        run "$REF" $args
-        assert_failure 64
-        assert_output --partial "$reason"
-    done <<'CASES'
+    assert_usage_errors "$REF" <<'CASES'
 --max-elements 100|must be a power of two
 --max-elements 16|from 32 to
 --iterations 0|from 1 to 10000000

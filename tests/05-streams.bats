@@ -25,13 +25,7 @@ setup() {
 }
 
 @test "05: bad command lines are rejected with the reason and exit 64" {
-    local args
-    while IFS='|' read -r args reason; do
-        # shellcheck disable=SC2086
-        run "$REF" $args
-        assert_failure 64
-        assert_output --partial "$reason"
-    done <<'CASES'
+    assert_usage_errors "$REF" <<'CASES'
 --streams 0|from 1 to 64
 --streams 65|from 1 to 64
 --streams two|from 1 to 64

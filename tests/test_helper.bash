@@ -63,6 +63,18 @@ require_gpu() {
 # Compute capability of GPU 0, e.g. 9.0 (needs a GPU).
 gpu_cc() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^compute-capability: //p'; }
 
+# assert_usage_errors PROG: PROG rejects each command line on standard
+# input, written "ARGS|REASON", with exit 64 and a message holding REASON.
+assert_usage_errors() {
+    local prog=$1 args reason
+    while IFS='|' read -r args reason; do
+        # shellcheck disable=SC2086
+        run "$prog" $args
+        assert_failure 64
+        assert_output --partial "$reason"
+    done
+}
+
 # The value of `key: value` in $output (the last one, if repeated).
 kv() {
     local line value=""
