@@ -34,12 +34,12 @@ for lab in "$@"; do
         case $rc in
         0) if grep -qx "result: PASS" "$work/out"; then verdict=PASS; else
                verdict=FAIL reason="exited 0 without a result line"; fi ;;
-        1) verdict=FAIL reason=$(head -n1 "$work/err") ;;
+        1) verdict=FAIL reason=$(head -n1 "$work/err")
+           [ -n "$reason" ] || reason="wrong result" ;;
         2) verdict=SKIP reason=$(head -n1 "$work/err") ;;
         124) verdict=FAIL reason="timed out after ${limit}s" ;;
         *) verdict=FAIL reason="crashed (exit status $rc): $(head -n1 "$work/err")" ;;
         esac
-        [ -n "$reason" ] || reason="wrong result"
     fi
     case $verdict in PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; *) skipped=$((skipped + 1)) ;; esac
     printf '%-18s %-6s %s\n' "$lab" "$verdict" "${reason:0:100}"

@@ -405,11 +405,10 @@ static int check_calculator(const occ_limits *L, int print, int *checked_out)
                 checked++;
                 if (api != mine.blocks) {
                     if (wrong++ < 5)
-                        fprintf(stderr, "%s: %s, %d threads, %d registers, %lld bytes of shared "
-                                        "memory: the calculator says %d blocks per SM, the "
-                                        "runtime %d\n",
-                                kit_program, names[k], threads[t], fa.numRegs,
-                                (long long)fa.sharedSizeBytes + smem[m], mine.blocks, api);
+                        fprintf(stderr, "%s: %s, %d threads: the calculator says %d blocks per "
+                                        "SM, the runtime %d (%d registers, %lld B shared memory)\n",
+                                kit_program, names[k], threads[t], mine.blocks, api, fa.numRegs,
+                                (long long)fa.sharedSizeBytes + smem[m]);
                 }
             }
     }
