@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -30,6 +30,38 @@ typedef struct {
     unsigned int *last_index; /* per thread: the index it read last */
 } kit_vecadd_probe;
 
+/*
+ * The probe's side of a kernel of the experiment, around its own loop:
+ *
+ *   kit_vecadd_begin(&tally, probe, tid < n);   // before any early return
+ *   for (...) { x = ...; kit_vecadd_count(&tally, probe, A, B, x); C[tid] = A[x] + B[x]; }
+ *   kit_vecadd_done(&tally, probe, tid, x);
+ */
+static __device__ __forceinline__ void kit_vecadd_begin(kit_tally *t, const kit_vecadd_probe *probe,
+                                                        int active)
+{
+    kit_tally_begin(t, probe ? &probe->counters : NULL, active);
+}
+
+/* One iteration's two requests: A[x] and B[x]. */
+static __device__ __forceinline__ void kit_vecadd_count(kit_tally *t, const kit_vecadd_probe *probe,
+                                                        const float *A, const float *B,
+                                                        unsigned int x)
+{
+    kit_tally_access(t, probe ? &probe->counters : NULL, &A[x]);
+    kit_tally_access(t, probe ? &probe->counters : NULL, &B[x]);
+}
+
+/* The warp's totals, and the index the thread read last. */
+static __device__ __forceinline__ void kit_vecadd_done(const kit_tally *t,
+                                                       const kit_vecadd_probe *probe,
+                                                       unsigned int tid, unsigned int x)
+{
+    kit_tally_end(t, probe ? &probe->counters : NULL);
+    if (probe)
+        probe->last_index[tid] = x;
+}
+
 /* The arrays of one experiment, on the device and on the host. */
 typedef struct {
     unsigned int n;
@@ -203,20 +235,16 @@ static __device__ __forceinline__ void kit_coalesced_body(const float *A, const 
                                                           const kit_vecadd_probe *probe)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
-    const kit_probe *counters = probe ? &probe->counters : NULL;
     kit_tally tally;
 
-    kit_tally_begin(&tally, counters, tid < n);
+    kit_vecadd_begin(&tally, probe, tid < n);
     if (tid >= n)
         return;
     for (int i = 0; i < iters; i++) {
-        kit_tally_access(&tally, counters, &A[tid]);
-        kit_tally_access(&tally, counters, &B[tid]);
+        kit_vecadd_count(&tally, probe, A, B, tid);
         C[tid] = A[tid] + B[tid];
     }
-    kit_tally_end(&tally, counters);
-    if (probe)
-        probe->last_index[tid] = tid;
+    kit_vecadd_done(&tally, probe, tid, tid);
 }
 
 static __device__ __forceinline__ void kit_random_body(const float *A, const float *B, float *C,
@@ -225,24 +253,20 @@ static __device__ __forceinline__ void kit_random_body(const float *A, const flo
                                                        const kit_vecadd_probe *probe)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
-    const kit_probe *counters = probe ? &probe->counters : NULL;
     unsigned int x = 0;
     kit_tally tally;
     kit_rng state;
 
-    kit_tally_begin(&tally, counters, tid < n);
+    kit_vecadd_begin(&tally, probe, tid < n);
     if (tid >= n)
         return;
     kit_rng_thread(&state, seed, tid);
     for (int i = 0; i < iters; i++) {
         x = kit_map_to_range(curand(&state), np);
-        kit_tally_access(&tally, counters, &A[x]);
-        kit_tally_access(&tally, counters, &B[x]);
+        kit_vecadd_count(&tally, probe, A, B, x);
         C[tid] = A[x] + B[x];
     }
-    kit_tally_end(&tally, counters);
-    if (probe)
-        probe->last_index[tid] = x;
+    kit_vecadd_done(&tally, probe, tid, x);
 }
 
 __global__ void kit_coalesced_access(const float *A, const float *B, float *C, unsigned int n,

@@ -84,12 +84,11 @@ static __device__ __forceinline__ void semi_coalesced_body(const float *A, const
                                                            const kit_vecadd_probe *probe)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
-    const kit_probe *counters = probe ? &probe->counters : NULL;
     unsigned int base, x = 0;
     kit_rng thread_state, warp_state;
     kit_tally tally;
 
-    kit_tally_begin(&tally, counters, tid < n);
+    kit_vecadd_begin(&tally, probe, tid < n);
     if (tid >= n)
         return;
     kit_rng_thread(&thread_state, seed, tid);
@@ -97,13 +96,10 @@ static __device__ __forceinline__ void semi_coalesced_body(const float *A, const
     base = group_base(&warp_state, g.np_groups, g.group_elems);
     for (int i = 0; i < iters; i++) {
         x = index_in_group(&thread_state, g.np_group, base);
-        kit_tally_access(&tally, counters, &A[x]);
-        kit_tally_access(&tally, counters, &B[x]);
+        kit_vecadd_count(&tally, probe, A, B, x);
         C[tid] = A[x] + B[x];
     }
-    kit_tally_end(&tally, counters);
-    if (probe)
-        probe->last_index[tid] = x;
+    kit_vecadd_done(&tally, probe, tid, x);
 }
 
 __global__ void semi_coalesced_access(const float *A, const float *B, float *C, unsigned int n,

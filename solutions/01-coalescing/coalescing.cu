@@ -71,22 +71,18 @@ static __device__ __forceinline__ void full_coalesced_body(const float *A, const
                                                            const kit_vecadd_probe *probe)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
-    const kit_probe *counters = probe ? &probe->counters : NULL;
     unsigned int x = 0;
     kit_tally tally;
 
-    kit_tally_begin(&tally, counters, tid < n);
+    kit_vecadd_begin(&tally, probe, tid < n);
     if (tid >= n)
         return;
     for (int i = 0; i < iters; i++) {
         x = coalesced_index(tid);
-        kit_tally_access(&tally, counters, &A[x]);
-        kit_tally_access(&tally, counters, &B[x]);
+        kit_vecadd_count(&tally, probe, A, B, x);
         C[tid] = A[x] + B[x];
     }
-    kit_tally_end(&tally, counters);
-    if (probe)
-        probe->last_index[tid] = x;
+    kit_vecadd_done(&tally, probe, tid, x);
 }
 
 static __device__ __forceinline__ void non_coalesced_body(const float *A, const float *B, float *C,
@@ -96,24 +92,20 @@ static __device__ __forceinline__ void non_coalesced_body(const float *A, const 
                                                           const kit_vecadd_probe *probe)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
-    const kit_probe *counters = probe ? &probe->counters : NULL;
     unsigned int x = 0;
     kit_tally tally;
     kit_rng state;
 
-    kit_tally_begin(&tally, counters, tid < n);
+    kit_vecadd_begin(&tally, probe, tid < n);
     if (tid >= n)
         return;
     kit_rng_thread(&state, seed, tid);
     for (int i = 0; i < iters; i++) {
         x = random_index(&state, np);
-        kit_tally_access(&tally, counters, &A[x]);
-        kit_tally_access(&tally, counters, &B[x]);
+        kit_vecadd_count(&tally, probe, A, B, x);
         C[tid] = A[x] + B[x];
     }
-    kit_tally_end(&tally, counters);
-    if (probe)
-        probe->last_index[tid] = x;
+    kit_vecadd_done(&tally, probe, tid, x);
 }
 
 static __device__ __forceinline__ void strided_body(const float *A, const float *B, float *C,
@@ -121,22 +113,18 @@ static __device__ __forceinline__ void strided_body(const float *A, const float 
                                                     unsigned int stride, const kit_vecadd_probe *probe)
 {
     unsigned int tid = blockDim.x * blockIdx.x + threadIdx.x;
-    const kit_probe *counters = probe ? &probe->counters : NULL;
     unsigned int x = 0;
     kit_tally tally;
 
-    kit_tally_begin(&tally, counters, tid < n);
+    kit_vecadd_begin(&tally, probe, tid < n);
     if (tid >= n)
         return;
     for (int i = 0; i < iters; i++) {
         x = (unsigned int)(((unsigned long long)tid * stride) % n);
-        kit_tally_access(&tally, counters, &A[x]);
-        kit_tally_access(&tally, counters, &B[x]);
+        kit_vecadd_count(&tally, probe, A, B, x);
         C[tid] = A[x] + B[x];
     }
-    kit_tally_end(&tally, counters);
-    if (probe)
-        probe->last_index[tid] = x;
+    kit_vecadd_done(&tally, probe, tid, x);
 }
 
 __global__ void full_coalesced_access(const float *A, const float *B, float *C, unsigned int n,
