@@ -11,7 +11,8 @@ NVCC ?= nvcc
 ARCH ?= -arch=native
 NVCCFLAGS ?= -O3 -lineinfo
 KIT_FLAGS := $(ARCH) $(NVCCFLAGS) -Icommon -Xcompiler -Wall,-Wextra
-BUILD := build
+KIT_BUILD ?= build
+BUILD := $(KIT_BUILD)
 
 # Lab 01-coalescing is the program labs/01-coalescing/coalescing.cu.
 prog_of = $(1)/$(patsubst $(firstword $(subst -, ,$(1)))-%,%,$(1))
@@ -28,7 +29,7 @@ ARGS ?=
 lab_dir = $(firstword $(filter $(LAB)-% $(LAB),$(LABS)) $(filter %-$(LAB),$(LABS)))
 
 .DELETE_ON_ERROR:
-.PHONY: all labs solutions tools run demo test check query clean help
+.PHONY: all labs solutions tools run demo test check grade-class query clean help
 
 all: labs solutions tools
 
@@ -67,8 +68,25 @@ demo: solutions tools
 test: all
 	@bash tests/run.sh $(TESTS)
 
-check: tools
-	@bash common/check.sh $(if $(LAB),$(lab_dir),$(LABS))
+# Grading (common/grade.sh, settings in common/grading.conf). The compiler
+# command goes along, so that graded programs build as the labs do.
+GRADE_ENV = KIT_NVCC="$(NVCC)" KIT_NVCC_FLAGS="$(ARCH) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra" \
+	KIT_BUILD="$(BUILD)"
+SEED ?=
+SANITIZE ?=
+REPORT ?=
+SUBMISSIONS ?=
+OUT ?=
+SLURM ?=
+
+check: solutions $(BUILD)/bin/kit-query
+	@$(if $(LAB),test -n "$(lab_dir)" || { echo "make check: no lab '$(LAB)' (labs: $(LABS))" >&2; exit 64; })
+	@$(GRADE_ENV) bash common/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) \
+		$(if $(REPORT),--report $(REPORT)) $(if $(LAB),$(lab_dir))
+
+grade-class:
+	@$(GRADE_ENV) bash common/grade-class.sh $(if $(SLURM),--slurm) $(if $(SANITIZE),--sanitize) \
+		$(if $(SEED),--seed $(SEED)) -- "$(SUBMISSIONS)" "$(OUT)"
 
 query: $(BUILD)/bin/kit-query
 	@$(BUILD)/bin/kit-query
@@ -84,9 +102,14 @@ help:
 	@echo "  make test         run the kit's own test suite (GPU tests skip without a GPU)"
 	@echo "  make run LAB=01   build and run your copy of a lab; REF=1 runs the reference,"
 	@echo "                    ARGS=\"--size 4M\" passes options (ARGS=--help lists them)"
-	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab; LAB=01 for one"
+	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 for one,"
+	@echo "                    SEED= repeats a grading, SANITIZE=1 adds compute-sanitizer,"
+	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap and .xml"
+	@echo "  make grade-class SUBMISSIONS=dir OUT=dir"
+	@echo "                    grade a class: a folder or archive per student; SLURM=1 as a job array"
 	@echo "  make query        describe this GPU as the labs see it"
 	@echo "  make clean        remove build/"
 	@echo ""
 	@echo "Variables: ARCH (default -arch=native; a gencode list also works), NVCC, NVCCFLAGS,"
 	@echo "  TESTS (bats files for make test), KIT_REQUIRE_GPU=1 (a missing GPU fails the tests)."
+	@echo "Grading settings (points, speed factors, limits): common/grading.conf"
