@@ -55,7 +55,7 @@ die_usage() {
 # Settings
 # ---------------------------------------------------------------------------
 
-declare -A conf=()
+declare -gA conf=()
 
 # Reads a grading.conf into conf[section.key].
 conf_load() {
@@ -279,12 +279,12 @@ kit_names() {
 run_capped() {
     local out=$1 err=$2 limit=$3 cap=$4
     shift 4
+    run_rc=0
     (
         ulimit -c 0
         ulimit -f "$cap"
         exec timeout -k 10 "$limit" "$@"
-    ) >"$out" 2>"$err" </dev/null
-    run_rc=$?
+    ) >"$out" 2>"$err" </dev/null || run_rc=$?
 }
 
 # judge_run RC OUT ERR CAP_KIB LIMIT_S LAB [SEED]: the verdict (PASS, FAIL,
@@ -651,8 +651,15 @@ main() {
         { cat "$screen"; echo; echo "Runs"; cat "$work/log"; } >"$report/report.txt"
         cp "$csv" "$report/grades.csv"
         if command -v bats >/dev/null 2>&1; then
-            bats --formatter tap "$tests" >"$report/grades.tap" 2>/dev/null
-            bats --formatter junit "$tests" >"$report/grades.xml" 2>/dev/null
+            # A clean environment: a grading run from inside Bats (the kit's
+            # tests) must not hand its variables, PATH entries or file
+            # descriptor 3 to this one.
+            local path
+            path=$(tr ':' '\n' <<<"$PATH" | grep -v 'bats-core' | paste -sd:)
+            env -i PATH="$path" HOME="${HOME:-/tmp}" \
+                bats --formatter tap "$tests" >"$report/grades.tap" 2>/dev/null 3>&-
+            env -i PATH="$path" HOME="${HOME:-/tmp}" \
+                bats --formatter junit "$tests" >"$report/grades.xml" 2>/dev/null 3>&-
         else
             echo "grade.sh: bats is not installed: no grades.tap or grades.xml in $report" >&2
         fi

@@ -148,3 +148,55 @@ assert_student_regions() {
             fail "$lab: TODO($k) is already done in the skeleton"
     done
 }
+
+# ---------------------------------------------------------------------------
+# Grading
+# ---------------------------------------------------------------------------
+
+# kit_copy DIR: a copy of the kit as an instructor has it (Makefile, common,
+# solutions), with an empty labs/ for a submission.
+kit_copy() {
+    mkdir -p "$1/labs"
+    cp -Rp "$KIT_ROOT/Makefile" "$KIT_ROOT/common" "$KIT_ROOT/solutions" "$1/"
+}
+
+# submission DIR WHAT...: fills DIR/labs/ with WHAT: "skeleton" (the kit's
+# labs), "reference" (the solutions, LAB= to take one lab only) or the name
+# of a fixture in tests/fixtures/.
+submission() {
+    local dir=$1 what
+    shift
+    mkdir -p "$dir/labs"
+    for what in "$@"; do
+        case $what in
+        skeleton) cp -R "$KIT_ROOT/labs/." "$dir/labs/" ;;
+        reference) cp -R "$KIT_ROOT/solutions/." "$dir/labs/" ;;
+        reference=*)
+            mkdir -p "$dir/labs/${what#*=}"
+            cp "$KIT_ROOT/solutions/${what#*=}/"*.cu "$dir/labs/${what#*=}/" ;;
+        *) bash "$KIT_ROOT/tests/fixtures/build.sh" "$what" "$dir" ;;
+        esac
+    done
+}
+
+# The grade.sh functions, for unit tests.
+grade_lib() {
+    # shellcheck source=/dev/null
+    KIT_GRADE_LIB=1 source "$KIT_ROOT/common/grade.sh"
+}
+
+# csv_column FILE ROW_MATCH COLUMN: a field of the first row of a CSV (all
+# fields quoted, as the grader writes them) that contains ROW_MATCH.
+csv_field_of() {
+    grep -F -m1 "$2" "$1" | awk -v col="$3" '{
+        n = 0; v = ""; q = 0
+        for (i = 1; i <= length($0); i++) {
+            c = substr($0, i, 1)
+            if (q) { if (c == "\"" && substr($0, i + 1, 1) == "\"") { v = v c; i++ } else if (c == "\"") q = 0; else v = v c }
+            else if (c == "\"") q = 1
+            else if (c == ",") { if (++n == col) { print v; exit } v = "" }
+            else v = v c
+        }
+        if (++n == col) print v
+    }'
+}

@@ -378,9 +378,36 @@ static int scenario2_threads(unsigned int n, int sms)
     return t < 32 ? 32 : t > 1024 ? 1024 : (int)t;
 }
 
-/* The calculator against the runtime's answer; returns the mismatches and
- * sets *checked to the number of configurations. */
-static int check_calculator(const occ_limits *L, int print, int *checked_out)
+/* One configuration: the calculator's blocks per SM against the runtime's;
+ * describes the first few disagreements. Returns 1 when they differ. */
+static int compare_one(const occ_limits *L, const void *kernel, const char *name,
+                       const struct cudaFuncAttributes *fa, int threads, long long smem,
+                       int *wrong)
+{
+    int api = 0;
+    occ_result mine = theoretical_occupancy(L, threads, fa->numRegs,
+                                            (long long)fa->sharedSizeBytes + smem);
+    KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api, kernel, threads, (size_t)smem));
+    if (api == mine.blocks)
+        return 0;
+    if ((*wrong)++ < 5)
+        fprintf(stderr, "%s: %s, %d threads: the calculator says %d blocks per SM, the runtime %d "
+                        "(%d registers, %lld B shared memory)\n",
+                kit_program, name, threads, mine.blocks, api, fa->numRegs,
+                (long long)fa->sharedSizeBytes + smem);
+    return 1;
+}
+
+/*
+ * The calculator against the runtime's answer, on a fixed grid of block
+ * sizes and shared-memory sizes and on RANDOM_CONFIGURATIONS more per
+ * kernel drawn from the seed (any block size, any number of bytes), so
+ * that a calculator fitted to the grid does not pass. Returns the
+ * mismatches and sets *checked to the number of configurations.
+ */
+#define RANDOM_CONFIGURATIONS 64
+static int check_calculator(const occ_limits *L, int print, unsigned long long seed,
+                            int *checked_out)
 {
     const void *kernels[3] = {(const void *)scenario_kernel, (const void *)sumMatrixOnGPU2D,
                               (const void *)many_registers};
@@ -396,21 +423,18 @@ static int check_calculator(const occ_limits *L, int print, int *checked_out)
             printf("  %-18s %3d registers, %zu bytes of static shared memory\n", names[k],
                    fa.numRegs, fa.sharedSizeBytes);
         for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
-            for (size_t m = 0; m < sizeof smem / sizeof *smem; m++) {
-                int api = 0;
-                occ_result mine = theoretical_occupancy(L, threads[t], fa.numRegs,
-                                                        (long long)fa.sharedSizeBytes + smem[m]);
-                KIT_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api, kernels[k],
-                                                                        threads[t], smem[m]));
-                checked++;
-                if (api != mine.blocks) {
-                    if (wrong++ < 5)
-                        fprintf(stderr, "%s: %s, %d threads: the calculator says %d blocks per "
-                                        "SM, the runtime %d (%d registers, %lld B shared memory)\n",
-                                kit_program, names[k], threads[t], mine.blocks, api, fa.numRegs,
-                                (long long)fa.sharedSizeBytes + smem[m]);
-                }
-            }
+            for (size_t m = 0; m < sizeof smem / sizeof *smem; m++, checked++)
+                compare_one(L, kernels[k], names[k], &fa, threads[t], smem[m], &wrong);
+        for (int i = 0; i < RANDOM_CONFIGURATIONS; i++, checked++) {
+            /* splitmix64: two numbers from the seed, the kernel and i */
+            unsigned long long x = seed + 0x9e3779b97f4a7c15ULL * (unsigned long long)(k * 1000 + i + 1);
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+            x ^= x >> 31;
+            int t = 1 + (int)(x % (unsigned long long)L->max_threads_per_block);
+            long long m = (long long)((x >> 32) % (unsigned long long)(49152 - fa.sharedSizeBytes + 1));
+            compare_one(L, kernels[k], names[k], &fa, t, m, &wrong);
+        }
     }
     if (print)
         printf("  %d configurations: the calculator agrees with "
@@ -585,7 +609,7 @@ int main(int argc, char **argv)
 
     /* 1. The calculator. */
     printf("1. the occupancy calculator against the CUDA runtime:\n");
-    mismatches = check_calculator(&L, 1, &configurations);
+    mismatches = check_calculator(&L, 1, c.seed, &configurations);
 
     /* 2. The course's two scenarios. */
     for (int n = 32; n <= max_n; n *= 2, nsizes++) {
