@@ -301,7 +301,7 @@ judge_run() {
         what="floods its output (more than $cap KiB)" detail=""
     elif [ "$rc" -gt 128 ]; then
         what="crashed (signal SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))))"
-    elif grep -q 'cudaErrorIllegalAddress' "$err"; then
+    elif grep -qE 'cudaError(IllegalAddress|InvalidAddressSpace)' "$err"; then
         what="out-of-bounds memory access"
     elif grep -qE 'cudaError(LaunchFailure|IllegalInstruction|Assert|MisalignedAddress|HardwareStackError|LaunchTimeout|InvalidPc)' "$err"; then
         what="crashed in a kernel"

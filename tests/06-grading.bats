@@ -253,7 +253,7 @@ EOF
     require_gpu
     command -v compute-sanitizer >/dev/null || skip "compute-sanitizer not found (it comes with the CUDA toolkit)"
     kit_copy "$BATS_TEST_TMPDIR/kit"
-    submission "$BATS_TEST_TMPDIR/kit" out-of-bounds
+    submission "$BATS_TEST_TMPDIR/kit" off-by-one
     run make -s -C "$BATS_TEST_TMPDIR/kit" check LAB=01 SANITIZE=1
     assert_failure 2
     assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer\): Invalid __global__ read"
