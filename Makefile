@@ -79,14 +79,16 @@ SUBMISSIONS ?=
 OUT ?=
 SLURM ?=
 
+comma := ,
+
+# LAB=01 grades one lab, LAB=01,03 several.
 check: solutions $(BUILD)/bin/kit-query
-	@$(if $(LAB),test -n "$(lab_dir)" || { echo "make check: no lab '$(LAB)' (labs: $(LABS))" >&2; exit 64; })
 	@$(GRADE_ENV) bash common/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) \
-		$(if $(REPORT),--report $(REPORT)) $(if $(LAB),$(lab_dir))
+		$(if $(REPORT),--report $(REPORT)) $(subst $(comma), ,$(LAB))
 
 grade-class:
 	@$(GRADE_ENV) bash common/grade-class.sh $(if $(SLURM),--slurm) $(if $(SANITIZE),--sanitize) \
-		$(if $(SEED),--seed $(SEED)) -- "$(SUBMISSIONS)" "$(OUT)"
+		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
 
 query: $(BUILD)/bin/kit-query
 	@$(BUILD)/bin/kit-query
@@ -102,11 +104,11 @@ help:
 	@echo "  make test         run the kit's own test suite (GPU tests skip without a GPU)"
 	@echo "  make run LAB=01   build and run your copy of a lab; REF=1 runs the reference,"
 	@echo "                    ARGS=\"--size 4M\" passes options (ARGS=--help lists them)"
-	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 for one,"
+	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 (or 01,03),"
 	@echo "                    SEED= repeats a grading, SANITIZE=1 adds compute-sanitizer,"
 	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap and .xml"
 	@echo "  make grade-class SUBMISSIONS=dir OUT=dir"
-	@echo "                    grade a class: a folder or archive per student; SLURM=1 as a job array"
+	@echo "                    grade a class: a folder or archive per student; LAB=, SLURM=1 (job array)"
 	@echo "  make query        describe this GPU as the labs see it"
 	@echo "  make clean        remove build/"
 	@echo ""

@@ -643,7 +643,14 @@ main() {
             echo "Notes (they do not change the grade):"
             printf '  %s\n' "${notes_all[@]}"
         fi
-        echo "The same sizes and seeds again: make check SEED=$grading_seed$([ ${#named[@]} -eq 1 ] && echo " LAB=${named[0]%%-*}")$([ "$sanitize" = 0 ] || echo " SANITIZE=1")"
+        local again="make check SEED=$grading_seed" l
+        if [ ${#named[@]} -gt 0 ]; then
+            again+=" LAB="
+            for l in "${named[@]}"; do again+="${l%%-*},"; done
+            again=${again%,}
+        fi
+        [ "$sanitize" = 0 ] || again+=" SANITIZE=1"
+        echo "The same sizes and seeds again: $again"
     } | tee -a "$screen"
 
     if [ -n "$report" ]; then
