@@ -106,7 +106,8 @@ rng_between() { # LO HI -> REPLY
     REPLY=$(($1 + REPLY % ($2 - $1 + 1)))
 }
 
-# expand_args TEMPLATE: the template with its placeholders drawn.
+# expand_args TEMPLATE: sets drawn to the template with its placeholders
+# drawn. (Not for $(...): the draws must advance this shell's stream.)
 expand_args() {
     local word out=() lo hi k
     for word in $1; do
@@ -128,7 +129,7 @@ expand_args() {
         fi
         out+=("$word")
     done
-    printf '%s' "${out[*]}"
+    drawn="${out[*]}"
 }
 
 # ---------------------------------------------------------------------------
@@ -451,7 +452,8 @@ grade_lab() {
 
     # Out-of-bounds accesses, when asked for.
     if [ "$sanitize" = 1 ]; then
-        args=$(expand_args "$(conf_get "$lab" sanitize-args)")
+        expand_args "$(conf_get "$lab" sanitize-args)"
+        args=$drawn
         log "run: compute-sanitizer --tool memcheck $name $args"
         # shellcheck disable=SC2086
         run_capped "$work/out" "$work/err" "$limit" "$cap" \
@@ -471,7 +473,10 @@ grade_lab() {
     # Correctness: sizes and seeds drawn for this grading, then the defaults.
     for ((i = 1; i <= runs + 1; i++)); do
         args=""
-        [ "$i" -gt "$runs" ] || args=$(expand_args "$(conf_get "$lab" random-args)")
+        if [ "$i" -le "$runs" ]; then
+            expand_args "$(conf_get "$lab" random-args)"
+            args=$drawn
+        fi
         graded_run "$prog" "$args"
         if [ "$verdict" != PASS ]; then
             reason_at "at ${args:-the defaults}"

@@ -108,14 +108,16 @@ EOF
 @test "drawn arguments: the same seed draws the same; each stays in its range" {
     grade_lib
     template="--size {size:100000:8000000} --seed {seed} --stride {pow2:1:32} --streams {int:2:16}"
-    rng_seed 42; a=$(expand_args "$template")
-    rng_seed 42; b=$(expand_args "$template")
-    rng_seed 43; c=$(expand_args "$template")
-    [ "$a" = "$b" ] || fail "seed 42 drew '$a', then '$b'"
+    rng_seed 42; expand_args "$template"; a=$drawn; expand_args "$template"; a2=$drawn
+    rng_seed 42; expand_args "$template"; b=$drawn; expand_args "$template"; b2=$drawn
+    rng_seed 43; expand_args "$template"; c=$drawn
+    [ "$a $a2" = "$b $b2" ] || fail "seed 42 drew '$a', '$a2', then '$b', '$b2'"
+    [ "$a" != "$a2" ] || fail "two runs of one grading drew the same: '$a'"
     [ "$a" != "$c" ] || fail "seeds 42 and 43 drew the same: '$a'"
     rng_seed 7
     for _ in $(seq 200); do
-        read -r _ size _ seed _ stride _ streams <<<"$(expand_args "$template")"
+        expand_args "$template"
+        read -r _ size _ seed _ stride _ streams <<<"$drawn"
         [ "$size" -ge 100000 ] && [ "$size" -le 8000001 ] && [ $((size % 2)) = 1 ] || fail "size $size"
         [ "$seed" -ge 1 ] || fail "seed $seed"
         case $stride in 1 | 2 | 4 | 8 | 16 | 32) ;; *) fail "stride $stride" ;; esac
