@@ -114,19 +114,10 @@ run_reference_once() {
     mapfile -t lines <<<"$output"
 }
 
-# A source file with its student regions cut out.
-outside_student_regions() {
-    awk '/KIT STUDENT REGION BEGIN/ { inside = 1; print "<region>"; next }
-         /KIT STUDENT REGION END/   { inside = 0; next }
-         !inside' "$1"
-}
-
-# The text of student region TODO(k) of a source file.
-student_region() {
-    awk -v k="$2" '/KIT STUDENT REGION BEGIN: TODO\(/ { inside = index($0, "TODO(" k ")") > 0; next }
-                   /KIT STUDENT REGION END/ { inside = 0 }
-                   inside' "$1"
-}
+# A source file with its student regions cut out, and the text of region
+# TODO(k): the grader's own functions (common/grade.sh).
+outside_student_regions() { (grade_lib && outside_regions "$1"); }
+student_region() { (grade_lib && region_text "$1" "$2"); }
 
 # assert_student_regions LAB N: the skeleton and the reference of LAB are
 # the same file outside their student regions, both have regions TODO(1)
