@@ -261,3 +261,12 @@ EOF
     assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer\): Invalid __global__ read"
     assert_output --partial "SANITIZE=1"
 }
+
+@test "grade.sh with no GPU visible: labs that compile SKIP with the reason, exit 2" {
+    kit_copy "$BATS_TEST_TMPDIR/kit"
+    submission "$BATS_TEST_TMPDIR/kit" reference=03-divergence
+    CUDA_VISIBLE_DEVICES="" run bash "$BATS_TEST_TMPDIR/kit/common/grade.sh" 03
+    assert_failure 2
+    assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU: "
+    assert_output --partial "0 passed, 0 failed, 1 skipped"
+}
