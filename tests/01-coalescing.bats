@@ -12,8 +12,8 @@ setup() {
 
 # --- CPU: the source, the command line, the no-GPU path ---------------------
 
-@test "01: skeleton and reference differ only inside the student regions" {
-    assert_student_regions "$LAB" 2
+@test "01: the student's file holds only the student's code; the diff is the answers" {
+    assert_student_file "$LAB" 15 40
 }
 
 @test "01: --help lists the options and exits 0" {
@@ -22,6 +22,7 @@ setup() {
         assert_success
         assert_output --partial "--size N"
         assert_output --partial "--stride S"
+        assert_output --partial "--matrix N"
         assert_output --partial "exit status"
     done
 }
@@ -39,18 +40,22 @@ setup() {
 --reps many|from 1 to 1000
 --iterations 0|from 1 to 100000
 --stride 0|from 1 to 1024
+--matrix 31|from 32 to 32768
+--matrix 40000|from 32 to 32768
 --seed -3|not an unsigned integer
 --bogus|unknown option '--bogus'
 extra|unexpected argument 'extra'
 --csv=|needs a non-empty value
+--csv /nonexistent/dir/t.csv|cannot write in /nonexistent/dir
 CASES
 }
 
-@test "01: with no GPU visible it exits 2 and says why" {
-    CUDA_VISIBLE_DEVICES="" run "$REF"
+@test "01: with no GPU visible it exits 2, says why, and leaves no CSV behind" {
+    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv"
     assert_failure 2
     assert_output --partial "cannot run here"
     refute_output --partial "result: PASS"
+    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
 }
 
 # --- GPU: the reference at its default size ---------------------------------
@@ -61,12 +66,14 @@ CASES
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
-    # At least 8 L2s of data unless the GPU's memory is too small for that.
-    local size=$(kv size) l2=$(kv l2-bytes)
+    local size=$(kv size)
     [ $((size & (size - 1))) -eq 0 ] || fail "default size $size is not a power of two"
     assert_at_least "$(kv working-set-over-l2)" 8 "working set over L2"
-    for key in full non stride-1 stride-2 stride-4 stride-8 stride-16 stride-32 stream; do
+    for key in full non stride-1 stride-2 stride-4 stride-8 stride-16 stride-32 stream \
+        row-sums column-sums row-sums-coalesced; do
         assert_equal "$(kv "wrong-elements-$key")" 0
+        assert_equal "$(kv "bad-timed-runs-$key")" 0
+        assert_at_least "$(kv "reps-$key")" 3 "timed runs of $key"
     done
 }
 
@@ -76,8 +83,11 @@ CASES
     run_reference_once "$LAB"
     assert_equal "$(kv segments-per-request-full)" 1.0000
     assert_equal "$(kv sectors-per-request-full)" 4.0000
+    assert_equal "$(kv lanes-per-request-full)" 32.0000
     assert_at_least "$(kv segments-per-request-non)" "$KIT_MIN_SEGMENTS_RANDOM" "random segments/request"
     assert_at_least "$(kv sectors-per-request-non)" "$KIT_MIN_SEGMENTS_RANDOM" "random sectors/request"
+    # Two loads per iteration per element, a request per warp.
+    assert_equal "$(kv requests-full)" $((2 * 100 * $(kv size) / 32))
 }
 
 # bats test_tags=gpu
@@ -116,32 +126,56 @@ CASES
         "vector add bandwidth over copy bandwidth"
 }
 
+# bats test_tags=gpu,perf
+@test "01: part 2: coalesced row sums use every byte and beat a thread per row ${KIT_MIN_SPEEDUP_ROW_SUMS}x" {
+    require_gpu
+    run_reference_once "$LAB"
+    # A thread per row: 32 rows per request, 4 of every 32 bytes used.
+    assert_close "$(kv segments-per-request-row-sums)" 32 0.001 "row_sums segments/request"
+    assert_close "$(kv load-efficiency-row-sums)" 0.125 0.001 "row_sums load efficiency"
+    assert_close "$(kv segments-per-request-column-sums)" 1 0.001 "column_sums segments/request"
+    assert_close "$(kv segments-per-request-row-sums-coalesced)" 1 0.001 "row_sums_coalesced segments/request"
+    assert_close "$(kv load-efficiency-row-sums-coalesced)" 1 0.001 "row_sums_coalesced load efficiency"
+    assert_at_least "$(kv speedup-row-sums-coalesced)" "$KIT_MIN_SPEEDUP_ROW_SUMS" "row sums speedup"
+}
+
+# bats test_tags=gpu
+@test "01: default run takes seconds, not minutes" {
+    require_gpu
+    local start=$SECONDS
+    run "$REF" --seed 7
+    assert_success
+    [ $((SECONDS - start)) -le 20 ] || fail "the default run took $((SECONDS - start)) s"
+}
+
 # --- GPU: the skeleton fails, other sizes and options -----------------------
 
 # bats test_tags=gpu
-@test "01: the skeleton as shipped fails" {
+@test "01: the skeleton as shipped fails, pointing at its TODOs" {
     require_gpu
-    run "$SKELETON" --size 4M --reps 2
+    run "$SKELETON" --size 4M --matrix 256
     assert_failure 1
     assert_line "result: FAIL"
-    assert_output --partial "elements of C are wrong"
+    assert_output --partial "full_coalesced_access: 4194304 of 4194304 elements are wrong; see TODO(1) and TODO(3)"
+    assert_output --partial "non_coalesced_access: 4194304 of 4194304 elements are wrong; see TODO(2) and TODO(3)"
+    assert_output --partial "row_sums_coalesced: 256 of 256 elements are wrong; see TODO(4)"
 }
 
 # bats test_tags=gpu
 @test "01: the course's sizes verify: 32,768 and 4,194,304 floats" {
     require_gpu
     for size in 32768 2^22; do
-        run "$REF" --size "$size" --reps 3
+        run "$REF" --size "$size" --matrix 1024
         assert_success
         assert_line "result: PASS"
     done
 }
 
 # bats test_tags=gpu
-@test "01: a size that is no multiple of the block or the warp verifies" {
+@test "01: sizes that are no multiple of the block or the warp verify" {
     require_gpu
     for size in 1000003 33; do
-        run "$REF" --size "$size" --reps 2 --iterations 10
+        run "$REF" --size "$size" --reps 2 --iterations 10 --matrix 333
         assert_success
         assert_line "size: $size"
         assert_line "result: PASS"
@@ -152,13 +186,16 @@ CASES
 @test "01: --seed is used and printed; --stride runs one stride; --csv writes the table" {
     require_gpu
     local csv="$BATS_TEST_TMPDIR/table.csv"
-    run "$REF" --size 1M --reps 2 --seed 42 --stride 8 --csv "$csv"
+    run "$REF" --size 1M --reps 2 --seed 42 --stride 8 --matrix 512 --csv "$csv"
     assert_success
     assert_line "seed: 42"
+    assert_line "reps-full: 2"
     assert_line --regexp "^segments-per-request-stride-8: 8\.0000$"
     refute_line --regexp "^segments-per-request-stride-4:"
     run head -n 1 "$csv"
-    assert_output --partial "kernel,time_ms,time_vs_coalesced,segments_per_request"
+    assert_output "gpu,size,seed,kernel,time_ms,time_vs_coalesced,segments_per_request,sectors_per_request,load_efficiency,correct"
     run wc -l <"$csv"
-    assert_output 4
+    assert_output 7
+    run sed -n 2p "$csv"
+    assert_output --regexp '^"[^"]+",1048576,42,full_coalesced_access,'
 }

@@ -9,7 +9,12 @@
  *   kit-unit grouped V                    V with thousands separators
  *   kit-unit median V...                  the median of the values
  */
-#include "kit.h"
+#include "kit_args.h"
+#include "kit_counted.h"
+#include "kit_device.h"
+#include "kit_report.h"
+#include "kit_rng.h"
+#include "kit_timing.h"
 
 static unsigned long long arg_u64(const char *s)
 {

@@ -22,6 +22,8 @@ KIT_MIN_SPEEDUP_COALESCING_HOPPER=50
 KIT_MIN_SEGMENTS_RANDOM=28
 # Lab 01: a one-pass vector add against cudaMemcpy device to device.
 KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
+# Lab 01: row sums with coalesced reads against one thread per row.
+KIT_MIN_SPEEDUP_ROW_SUMS=2
 # Lab 03: four paths by thread against one path per warp. Four paths in
 # turn cost up to 4x; loads and stores shared by the paths keep it lower.
 KIT_MIN_SPEEDUP_DIVERGENCE=2
@@ -115,9 +117,37 @@ run_reference_once() {
 }
 
 # A source file with its student regions cut out, and the text of region
-# TODO(k): the grader's own functions (common/grade.sh).
+# TODO(k): the grader's own functions (common/grade/grade.sh).
 outside_student_regions() { (grade_lib && outside_regions "$1"); }
 student_region() { (grade_lib && region_text "$1" "$2"); }
+
+# code_lines: the lines on stdin that hold code (not blank, not only a comment).
+code_lines() {
+    grep -vE '^[[:space:]]*$|^[[:space:]]*(/\*.*\*/|//.*)[[:space:]]*$' | grep -cvE '^[[:space:]]*[{}][[:space:]]*$'
+}
+
+# assert_student_file LAB MIN MAX: the skeleton (labs/) and the reference
+# (solutions/) of LAB differ only by the answers: every skeleton line the
+# reference replaces holds a TODO(k), the TODOs run from 1 up with none
+# missing, and the answers are MIN to MAX lines of code.
+assert_student_file() {
+    local lab=$1 min=$2 max=$3 name=${1#*-}
+    local skeleton="$KIT_ROOT/labs/$lab/$name.cu" reference="$KIT_ROOT/solutions/$lab/$name.cu"
+    local removed answers k last
+    run diff "$skeleton" "$reference"
+    assert_failure 1
+    removed=$(diff "$skeleton" "$reference" | grep '^<' | grep -v 'TODO([0-9]*)' || true)
+    [ -z "$removed" ] || fail "$lab: the reference changes skeleton lines that hold no TODO: $removed"
+    answers=$(diff "$skeleton" "$reference" | sed -n 's/^> //p' | code_lines)
+    [ "$answers" -ge "$min" ] && [ "$answers" -le "$max" ] ||
+        fail "$lab: the answers are $answers lines of code, not $min to $max"
+    last=$(grep -o 'TODO([0-9]*)' "$skeleton" | tr -dc '0-9\n' | sort -n | tail -n 1)
+    for ((k = 1; k <= last; k++)); do
+        grep -q "TODO($k)" "$skeleton" || fail "$lab: the skeleton has no TODO($k)"
+        grep -q "^ *\(/\*\|\*\|//\) *TODO($k)" "$skeleton" ||
+            fail "$lab: TODO($k) is not explained in a comment"
+    done
+}
 
 # assert_student_regions LAB N: the skeleton and the reference of LAB are
 # the same file outside their student regions, both have regions TODO(1)
@@ -173,7 +203,7 @@ submission() {
 # The grade.sh functions, for unit tests.
 grade_lib() {
     # shellcheck source=/dev/null
-    KIT_GRADE_LIB=1 source "$KIT_ROOT/common/grade.sh"
+    KIT_GRADE_LIB=1 source "$KIT_ROOT/common/grade/grade.sh"
 }
 
 # csv_column FILE ROW_MATCH COLUMN: a field of the first row of a CSV (all
@@ -191,3 +221,6 @@ csv_field_of() {
         if (++n == col) print v
     }'
 }
+
+# The kit's labs, from the one list every script reads.
+kit_labs() { grep -v '^[[:space:]]*\(#\|$\)' "$KIT_ROOT/common/labs.txt"; }

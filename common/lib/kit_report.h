@@ -9,6 +9,7 @@
 #define KIT_REPORT_H
 
 #include <errno.h>
+#include <unistd.h>
 
 #include "kit_device.h"
 
@@ -67,6 +68,35 @@ static inline void kit_kv_device(const kit_device *d)
     kit_kv("driver-version", "%d.%d", d->driver_version / 1000, (d->driver_version % 1000) / 10);
     kit_kv("runtime-version", "%d.%d", d->runtime_version / 1000,
            (d->runtime_version % 1000) / 10);
+}
+
+/*
+ * Checks early that --csv can be written (exit 64 if not), without creating
+ * the file: a program that cannot run must not leave an empty one.
+ */
+static inline void kit_csv_check(const char *path)
+{
+    char dir[4096];
+    const char *slash;
+
+    if (!path || strcmp(path, "-") == 0)
+        return;
+    slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+    if (access(dir, W_OK) != 0)
+        kit_die(KIT_EXIT_USAGE, "--csv %s: cannot write in %s: %s", path, dir, strerror(errno));
+    if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+        kit_die(KIT_EXIT_USAGE, "--csv %s: cannot write: %s", path, strerror(errno));
+}
+
+/* The columns every lab's CSV starts with: which GPU, size and seed. */
+static inline void kit_csv_prefix(FILE *f, const kit_device *d, unsigned long long size,
+                                  unsigned long long seed)
+{
+    fprintf(f, "\"%s\",%llu,%llu,", d->name, size, seed);
 }
 
 /* Opens the --csv destination: NULL when none was asked for. */

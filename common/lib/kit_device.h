@@ -46,7 +46,7 @@ typedef struct {
 
 /* Never launched: asking for its attributes tells whether this binary holds
  * code the GPU can run. */
-__global__ void kit_arch_probe_kernel(void) {}
+static __global__ void kit_arch_probe_kernel(void) {}
 
 static inline int kit_attr(cudaDeviceAttr attr, int ordinal)
 {

@@ -68,6 +68,21 @@ typedef struct {
      0, 0, NULL},                                                                                \
     {"--device", KIT_OPT_INT, &(c)->device, "D", "which GPU to use", 0, 63, NULL}
 
+/* The same for the labs built from a harness and a student's file: timing
+ * runs until the median is steady unless --reps fixes the count. */
+#define KIT_LAB_OPTIONS(c)                                                                       \
+    {"--size", KIT_OPT_SIZE, &(c)->size, "N",                                                   \
+     "elements per array: 4194304, 4M or 2^22 (default: from the GPU's L2 and memory)",         \
+     KIT_MIN_SIZE, KIT_MAX_SIZE, NULL},                                                          \
+    {"--reps", KIT_OPT_INT, &(c)->reps, "R",                                                     \
+     "timed runs of each kernel (default: until the median is steady); the median is reported", \
+     1, 1000, NULL},                                                                             \
+    {"--seed", KIT_OPT_U64, &(c)->seed, "S", "random seed (default: a fresh one, printed)", 0,  \
+     0, &(c)->seed_given},                                                                       \
+    {"--csv", KIT_OPT_STRING, &(c)->csv, "FILE", "also write the table as CSV ('-': stdout)",   \
+     0, 0, NULL},                                                                                \
+    {"--device", KIT_OPT_INT, &(c)->device, "D", "which GPU to use", 0, 63, NULL}
+
 static inline void kit_common_defaults(kit_common *c)
 {
     memset(c, 0, sizeof *c);

@@ -62,7 +62,7 @@ static __host__ __device__ __forceinline__ unsigned int kit_map_to_range(unsigne
 }
 
 /* Fills p[0..n) with uniform floats in (0, 1], one Philox stream per thread. */
-__global__ void kit_fill_uniform_kernel(float *p, unsigned long long n, unsigned long long seed)
+static __global__ void kit_fill_uniform_kernel(float *p, unsigned long long n, unsigned long long seed)
 {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
@@ -80,7 +80,7 @@ static inline void kit_fill_uniform(float *d_p, unsigned long long n, unsigned l
 }
 
 /* Fills p[0..n) with random 32-bit words, one Philox stream per thread. */
-__global__ void kit_fill_bits_kernel(unsigned int *p, unsigned long long n, unsigned long long seed)
+static __global__ void kit_fill_bits_kernel(unsigned int *p, unsigned long long n, unsigned long long seed)
 {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;

@@ -4,7 +4,7 @@
 # GPU showed beside the course's Tesla K40 figure.
 set -uo pipefail
 
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KIT_BUILD:-$top/build}
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT

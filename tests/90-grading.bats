@@ -5,8 +5,8 @@
 
 setup() {
     load test_helper
-    GRADE="$KIT_ROOT/common/grade.sh"
-    LABS=$(sed -n 's/^LABS := //p' "$KIT_ROOT/Makefile")
+    GRADE="$KIT_ROOT/common/grade/grade.sh"
+    LABS=$(kit_labs | tr '\n' ' ')
 }
 
 @test "grade.sh: --help, and bad command lines exit 64 with the reason" {
@@ -33,7 +33,7 @@ EOF
 
 @test "grading.conf: every lab has points, drawn runs and a metric; kit-names cover its regions" {
     grade_lib
-    conf_load "$KIT_ROOT/common/grading.conf"
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
     for lab in $LABS; do
         [ "$(conf_get "$lab" points)" -gt 0 ] || fail "$lab: no points"
         [[ "$(conf_get "$lab" random-args)" == *"{seed}"* ]] || fail "$lab: random-args draw no seed"
@@ -265,7 +265,7 @@ EOF
 @test "grade.sh with no GPU visible: labs that compile SKIP with the reason, exit 2" {
     kit_copy "$BATS_TEST_TMPDIR/kit"
     submission "$BATS_TEST_TMPDIR/kit" reference=03-divergence
-    CUDA_VISIBLE_DEVICES="" run bash "$BATS_TEST_TMPDIR/kit/common/grade.sh" 03
+    CUDA_VISIBLE_DEVICES="" run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" 03
     assert_failure 2
     assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU: "
     assert_output --partial "0 passed, 0 failed, 1 skipped"

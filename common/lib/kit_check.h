@@ -26,8 +26,9 @@ enum {
     KIT_EXIT_USAGE = 64  /* bad command line (EX_USAGE)                    */
 };
 
-/* The program's name for messages; kit_parse_args sets it from argv[0]. */
-static const char *kit_program = "kit";
+/* The program's name for messages; kit_parse_args sets it from argv[0].
+ * Weak, so that every translation unit of a program shares the one name. */
+__attribute__((weak)) const char *kit_program = "kit";
 
 static inline void kit_die(int code, const char *fmt, ...)
 {
@@ -44,8 +45,9 @@ static inline void kit_die(int code, const char *fmt, ...)
 static inline const char *kit_built_archs(void)
 {
 #if defined(__CUDA_ARCH_LIST__)
-#define KIT_STR2(x) #x
-#define KIT_STR(x) KIT_STR2(x)
+/* Variadic: for several architectures the list is 750,800,900. */
+#define KIT_STR2(...) #__VA_ARGS__
+#define KIT_STR(...) KIT_STR2(__VA_ARGS__)
     return "compute capabilities (x10) " KIT_STR(__CUDA_ARCH_LIST__);
 #else
     return "the architectures named by ARCH when it was built";

@@ -6,7 +6,7 @@
 setup() {
     load test_helper
     load slurm
-    CLASS="$KIT_ROOT/common/grade-class.sh"
+    CLASS="$KIT_ROOT/common/grade/grade-class.sh"
 }
 
 teardown() {
@@ -121,7 +121,7 @@ five_students() {
     # The kit with a short time limit for the lab the hang is in.
     kit_copy "$BATS_TEST_TMPDIR/kit"
     cp -R "$KIT_ROOT/labs" "$BATS_TEST_TMPDIR/kit/"
-    printf '\n[03-divergence]\ntime-limit = 30\n' >>"$BATS_TEST_TMPDIR/kit/common/grading.conf"
+    printf '\n[03-divergence]\ntime-limit = 30\n' >>"$BATS_TEST_TMPDIR/kit/common/grade/grading.conf"
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
     fixtures=$(cd "$KIT_ROOT/tests/fixtures" && ls -d */ | tr -d /)
     for f in $fixtures; do
@@ -129,7 +129,7 @@ five_students() {
     done
     submission "$subs/reference" reference=01-coalescing reference=03-divergence
     submission "$subs/skeleton" skeleton
-    run bash "$BATS_TEST_TMPDIR/kit/common/grade-class.sh" --labs 01,03,04,05 "$subs" "$out"
+    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade-class.sh" --labs 01,03,04,05 "$subs" "$out"
     assert_success
     labs="$out/class-labs.csv"
     for f in $fixtures; do

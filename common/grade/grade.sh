@@ -20,7 +20,7 @@
 # Tests source this file for its functions (KIT_GRADE_LIB=1).
 set -uo pipefail
 
-kit_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kit_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 usage() {
     cat <<'EOF'
@@ -562,7 +562,7 @@ main() {
         esac
     done
     conf_load "$conf_file" || exit 64
-    all_labs=$(sed -n 's/^LABS := //p' "$kit_top/Makefile")
+    all_labs=$(grep -v '^[[:space:]]*\(#\|$\)' "$kit_top/common/labs.txt" | tr '\n' ' ')
     for want in "${labs[@]}"; do
         lab=""
         for l in $all_labs; do

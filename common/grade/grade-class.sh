@@ -13,7 +13,7 @@
 # OUT/students/NAME/   report.txt, grades.csv, grades.tap, grades.xml, grade.log
 set -uo pipefail
 
-kit_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kit_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 usage() {
     cat <<'EOF'
@@ -284,7 +284,7 @@ main() {
     [ $# -eq 2 ] || die_usage "expected SUBMISSIONS and OUT (e.g. make grade-class SUBMISSIONS=hw1 OUT=grades-hw1)"
     [ -n "$1" ] && [ -d "$1" ] || die_usage "SUBMISSIONS '$1' is not a folder"
     [ -n "$2" ] || die_usage "OUT is empty: name a folder for the grades"
-    all_labs=$(sed -n 's/^LABS := //p' "$kit_top/Makefile")
+    all_labs=$(grep -v '^[[:space:]]*\(#\|$\)' "$kit_top/common/labs.txt" | tr '\n' ' ')
     if [ -n "$labs_opt" ]; then
         local want l found
         for want in ${labs_opt//,/ }; do

@@ -15,7 +15,7 @@ setup() {
     run make -s -C "$BATS_TEST_TMPDIR/kit" check REPORT="$BATS_TEST_TMPDIR/report"
     echo "$output" >"$KIT_BUILD/check-references.txt"
     assert_success
-    for lab in $(sed -n 's/^LABS := //p' "$KIT_ROOT/Makefile"); do
+    for lab in $(kit_labs); do
         assert_line --regexp "^$lab +PASS +20/20 "
     done
     assert_output --partial "Total 100 of 100 points: 5 passed, 0 failed, 0 skipped"

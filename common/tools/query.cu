@@ -7,7 +7,11 @@
  *                       when the kit cannot run here (the tests use this to
  *                       decide whether to skip)
  */
-#include "kit.h"
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_device.h"
+#include "kit_counted.h"
+#include "kit_report.h"
 
 int main(int argc, char **argv)
 {

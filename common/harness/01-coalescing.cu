@@ -1,0 +1,510 @@
+/*
+ * Lab 01: coalesced access to global memory - the harness.
+ * The student's file: labs/01-coalescing/coalescing.cu; the handout:
+ * handouts/01-coalescing.md.
+ *
+ * Part 1, the course's experiment: C[tid] = A[x] + B[x], `iterations`
+ * times per thread, where x is
+ *   - the thread's own index (the student's full_coalesced_access): one
+ *     128-byte segment per warp request;
+ *   - a random index in [0, n) (the student's non_coalesced_access): about
+ *     32 segments per request;
+ *   - tid * stride, wrapped into the array (the kit's strided_access): s
+ *     segments per request for s = 1, 2, 4, ..., 32.
+ * Then a streaming pass (one iteration) against the GPU's own copy
+ * bandwidth.
+ *
+ * Part 2, making a kernel coalesced: the sums of the rows and of the
+ * columns of an n x n matrix; one thread per row reads 32 segments per
+ * request, the student's row_sums_coalesced must read 1 or 2.
+ *
+ * Every kernel is counted (its counting build), checked element by element,
+ * and timed until the median is steady, each timed run checked again
+ * (common/lib/kit_row.h).
+ */
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_device.h"
+#include "kit_report.h"
+#include "kit_rng.h"
+#include "kit_row.h"
+#include "kit_timing.h"
+#include "kit_vecadd.h"
+
+#include "01-coalescing.h"
+#include "kit_student.h"
+
+#define ITERATIONS 100 /* the course's loop count */
+#define MAX_STRIDE 32
+/* Below this many elements (1,024 segments) random and clustered access
+ * look alike to the counters, so the random pattern is not judged. */
+#define RANDOM_CHECK_MIN_SIZE 32768
+/* Part 2: row sums coalesced means at least this share of each sector used. */
+#define MIN_ROW_SUMS_EFFICIENCY 0.5
+
+static const kit_student_api *timed = &kit_student_timed;
+static const kit_student_api *counted = &kit_student_counted;
+
+/* ---- the kit's kernels: the stride sweep, the matrix's values ------------- */
+
+/* Built twice like the student's: plain pointers, and counting ones. */
+template <typename In, typename Out>
+__global__ void strided_access(In A, In B, Out C, unsigned int n, int iterations, unsigned int stride)
+{
+    unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int x = (unsigned int)(((unsigned long long)tid * stride) % n);
+
+    if (tid >= n)
+        return;
+    for (int i = 0; i < iterations; i++)
+        C[tid] = A[x] + B[x];
+}
+
+/* Sixteenths from 1/16 to 1: every row and column sum is exact in a float,
+ * whatever the order of the additions, so sums are checked bit for bit. */
+static __global__ void fill_sixteenths(float *M, unsigned long long count, unsigned long long seed)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    kit_rng s;
+
+    kit_rng_thread(&s, seed, i);
+    for (; i < count; i += (unsigned long long)gridDim.x * blockDim.x)
+        M[i] = (float)(1 + (curand(&s) & 15)) * 0.0625f;
+}
+
+/* ---- Part 1: the vector additions ---------------------------------------- */
+
+enum kind { FULL, NON, STRIDED, STREAM };
+
+typedef struct {
+    enum kind kind;
+    kit_vecadd *v;
+    int iterations;
+    unsigned int np, stride;
+    unsigned long long seed;
+} vec_run;
+
+static void launch(const kit_student_api *api, const vec_run *r, int counting)
+{
+    const kit_vecadd *v = r->v;
+    unsigned int blocks = (v->n + 1023) / 1024;
+
+    switch (r->kind) {
+    case FULL:
+    case STREAM:
+        api->launch_full_coalesced_access(v->dA, v->dB, v->dC, v->n, r->iterations);
+        break;
+    case NON:
+        api->launch_non_coalesced_access(v->dA, v->dB, v->dC, v->n, r->iterations, r->np, r->seed);
+        break;
+    case STRIDED:
+        if (counting)
+            strided_access<kit_counted_ptr<const float>, kit_counted_ptr<float> >
+                <<<blocks, 1024>>>(v->dA, v->dB, v->dC, v->n, r->iterations, r->stride);
+        else
+            strided_access<const float *, float *><<<blocks, 1024>>>(v->dA, v->dB, v->dC, v->n,
+                                                                     r->iterations, r->stride);
+        break;
+    }
+}
+
+static kit_counts vec_counted(void *p)
+{
+    vec_run *r = (vec_run *)p;
+    kit_vecadd_count_begin(r->v, r->kind == STRIDED ? kit_count_configure_here : counted->configure_counting);
+    launch(counted, r, 1);
+    KIT_CHECK_LAUNCH();
+    return kit_counter_read(&r->v->counter);
+}
+
+static void vec_timed(void *p) { launch(timed, (vec_run *)p, 0); }
+static void vec_poison(void *p) { kit_vecadd_poison(((vec_run *)p)->v); }
+static void vec_keep(void *p) { kit_vecadd_keep(((vec_run *)p)->v); }
+static long long vec_compare(void *p) { return kit_vecadd_compare(((vec_run *)p)->v); }
+
+/* The index thread i must have read where it is not random. */
+static unsigned long long expected_index(unsigned long long i, const void *p)
+{
+    const vec_run *r = (const vec_run *)p;
+    return r->kind == STRIDED ? (i * r->stride) % r->v->n : i;
+}
+
+static long long vec_verify(void *p, const kit_row *row)
+{
+    vec_run *r = (vec_run *)p;
+    return kit_vecadd_check(r->v, r->kind == NON ? NULL : expected_index, r, row->name);
+}
+
+static void measure_vec(vec_run *r, kit_row *row, const kit_policy *policy, int count)
+{
+    kit_row_work w = {r, count ? vec_counted : NULL, vec_timed, vec_poison, vec_verify, vec_keep, vec_compare};
+    kit_row_measure(row, &w, policy);
+}
+
+static void copy_d2d(void *p)
+{
+    const kit_vecadd *v = ((vec_run *)p)->v;
+    KIT_CHECK(cudaMemcpyAsync(v->dC, v->dA, v->bytes, cudaMemcpyDeviceToDevice, 0));
+}
+
+/* ---- Part 2: the matrix --------------------------------------------------- */
+
+enum sums { ROWS, COLUMNS, ROWS_COALESCED };
+
+typedef struct {
+    unsigned int n;
+    float *dM, *dSums, *dKeep;
+    float *sums;              /* host copy of a result */
+    float *row_sum, *col_sum; /* the exact answers */
+    kit_counter counter;
+    enum sums which;
+} matrix_run;
+
+static void matrix_setup(matrix_run *m, unsigned int n, unsigned long long seed)
+{
+    size_t count = (size_t)n * n;
+    float *M = (float *)kit_host_alloc(count * sizeof(float));
+
+    memset(m, 0, sizeof *m);
+    m->n = n;
+    kit_counter_create(&m->counter, 0, 0);
+    KIT_CHECK(cudaMalloc((void **)&m->dM, count * sizeof(float)));
+    KIT_CHECK(cudaMalloc((void **)&m->dSums, n * sizeof(float)));
+    KIT_CHECK(cudaMalloc((void **)&m->dKeep, n * sizeof(float)));
+    fill_sixteenths<<<1024, 256>>>(m->dM, count, seed + 2);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaMemcpy(M, m->dM, count * sizeof(float), cudaMemcpyDeviceToHost));
+    m->sums = (float *)kit_host_alloc(n * sizeof(float));
+    m->row_sum = (float *)kit_host_alloc(n * sizeof(float));
+    m->col_sum = (float *)kit_host_alloc(n * sizeof(float));
+    memset(m->col_sum, 0, n * sizeof(float));
+    for (unsigned int r = 0; r < n; r++) {
+        float s = 0.0f;
+        for (unsigned int c = 0; c < n; c++) {
+            s += M[(size_t)r * n + c];
+            m->col_sum[c] += M[(size_t)r * n + c];
+        }
+        m->row_sum[r] = s;
+    }
+    free(M);
+}
+
+static void matrix_teardown(matrix_run *m)
+{
+    kit_counter_destroy(&m->counter);
+    KIT_CHECK(cudaFree(m->dM));
+    KIT_CHECK(cudaFree(m->dSums));
+    KIT_CHECK(cudaFree(m->dKeep));
+    free(m->sums);
+    free(m->row_sum);
+    free(m->col_sum);
+}
+
+static void matrix_launch(const kit_student_api *api, const matrix_run *m)
+{
+    switch (m->which) {
+    case ROWS: api->launch_row_sums(m->dM, m->dSums, m->n); break;
+    case COLUMNS: api->launch_column_sums(m->dM, m->dSums, m->n); break;
+    case ROWS_COALESCED: api->launch_row_sums_coalesced(m->dM, m->dSums, m->n); break;
+    }
+}
+
+static kit_counts matrix_counted(void *p)
+{
+    matrix_run *m = (matrix_run *)p;
+    kit_counter_reset(&m->counter, NULL, 0);
+    counted->configure_counting(&m->counter.cfg);
+    matrix_launch(counted, m);
+    KIT_CHECK_LAUNCH();
+    return kit_counter_read(&m->counter);
+}
+
+static void matrix_timed(void *p) { matrix_launch(timed, (matrix_run *)p); }
+
+static void matrix_poison(void *p)
+{
+    matrix_run *m = (matrix_run *)p;
+    KIT_CHECK(cudaMemset(m->dSums, 0xff, m->n * sizeof(float)));
+}
+
+static long long matrix_verify(void *p, const kit_row *row)
+{
+    matrix_run *m = (matrix_run *)p;
+    const float *want = m->which == COLUMNS ? m->col_sum : m->row_sum;
+    long long bad = 0;
+
+    KIT_CHECK(cudaMemcpy(m->sums, m->dSums, m->n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (unsigned int i = 0; i < m->n; i++)
+        if (m->sums[i] != want[i] && bad++ == 0)
+            fprintf(stderr, "%s: %s: sums[%u] = %.9g but the %s's sum is %.9g\n", kit_program,
+                    row->name, i, m->sums[i], m->which == COLUMNS ? "column" : "row", want[i]);
+    return bad;
+}
+
+static void matrix_keep(void *p)
+{
+    matrix_run *m = (matrix_run *)p;
+    KIT_CHECK(cudaMemcpy(m->dKeep, m->dSums, m->n * sizeof(float), cudaMemcpyDeviceToDevice));
+}
+
+static long long matrix_compare(void *p)
+{
+    matrix_run *m = (matrix_run *)p;
+    return kit_device_differ(m->dSums, m->dKeep, m->n * sizeof(float));
+}
+
+static void measure_matrix(matrix_run *m, enum sums which, kit_row *row, const kit_policy *policy)
+{
+    kit_row_work w = {m, matrix_counted, matrix_timed, matrix_poison, matrix_verify, matrix_keep, matrix_compare};
+    m->which = which;
+    kit_row_measure(row, &w, policy);
+}
+
+/* ---- the report ------------------------------------------------------------ */
+
+static void print_time(const kit_row *r)
+{
+    if (r->timed)
+        printf(" %11.3f", r->t.median_ms);
+    else
+        printf(" %11s", "-");
+}
+
+static const char *check_word(const kit_row *r) { return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok"; }
+
+/* The default matrix: the smallest power of two n whose n x n floats are at
+ * least four L2s, from 1,024 up, and no more than a quarter of free memory. */
+static unsigned int default_matrix(const kit_device *d)
+{
+    unsigned long long n = 1024;
+    while ((n * n * 4) < 4ull * (unsigned long long)d->l2_bytes && (2 * n) * (2 * n) * 4 * 4 < (unsigned long long)d->free_bytes)
+        n *= 2;
+    return (unsigned int)n;
+}
+
+int main(int argc, char **argv)
+{
+    kit_common c;
+    kit_device dev;
+    int iterations = ITERATIONS, only_stride = 0, matrix_n = 0;
+    kit_option opts[] = {
+        KIT_LAB_OPTIONS(&c),
+        {"--iterations", KIT_OPT_INT, &iterations, "I", "loop count inside each kernel (course: 100)",
+         1, 100000, NULL},
+        {"--stride", KIT_OPT_INT, &only_stride, "S",
+         "run only this stride instead of the sweep 1, 2, 4, ..., 32", 1, 1024, NULL},
+        {"--matrix", KIT_OPT_INT, &matrix_n, "N",
+         "part 2: an N x N matrix (default: from the GPU's L2)", 32, 32768, NULL},
+    };
+    kit_row rows[2 + 16], stream, copy, sums[3];
+    int nrows = 0, pass;
+    kit_vecadd v;
+    vec_run r;
+    matrix_run m;
+    kit_policy policy;
+    unsigned int n;
+
+    kit_common_defaults(&c);
+    c.reps = 0;
+    kit_parse_args(argc, argv,
+                   "Lab 01: coalesced access to global memory. Times the course's coalesced,\n"
+                   "random and strided vector additions and the row and column sums of a matrix,\n"
+                   "counts the 128-byte segments and 32-byte sectors each warp request touches,\n"
+                   "and checks every result.",
+                   opts, KIT_COUNT(opts));
+    kit_choose_seed(&c);
+    kit_csv_check(c.csv);
+    kit_device_open(c.device, &dev);
+    n = kit_vecadd_size(c.size, &dev);
+    if (!matrix_n)
+        matrix_n = (int)default_matrix(&dev);
+    policy = kit_policy_default(c.reps);
+    kit_vecadd_setup(&v, n, c.seed);
+
+    memset(&r, 0, sizeof r);
+    r.v = &v;
+    r.np = kit_np(n);
+    r.seed = c.seed;
+    r.iterations = iterations;
+
+    /* Part 1: the course's two kernels, the stride sweep, streaming. */
+    r.kind = FULL;
+    kit_row_name(&rows[nrows], "full", "TODO(1) and TODO(3)", "full_coalesced_access");
+    measure_vec(&r, &rows[nrows++], &policy, 1);
+    r.kind = NON;
+    kit_row_name(&rows[nrows], "non", "TODO(2) and TODO(3)", "non_coalesced_access");
+    measure_vec(&r, &rows[nrows++], &policy, 1);
+    r.kind = STRIDED;
+    for (unsigned int s = only_stride ? (unsigned)only_stride : 1; s <= (only_stride ? (unsigned)only_stride : MAX_STRIDE);
+         s *= 2) {
+        char key[24];
+        snprintf(key, sizeof key, "stride-%u", s);
+        r.stride = s;
+        kit_row_name(&rows[nrows], key, NULL, "strided_access s=%u", s);
+        measure_vec(&r, &rows[nrows++], &policy, 1);
+    }
+    r.kind = STREAM;
+    r.iterations = 1;
+    kit_row_name(&stream, "stream", "TODO(1) and TODO(3)", "full_coalesced_access, 1 iteration");
+    measure_vec(&r, &stream, &policy, 0);
+    kit_row_name(&copy, "copy", NULL, "cudaMemcpy device to device");
+    {
+        kit_work w = {NULL, copy_d2d, NULL, &r};
+        copy_d2d(&r); /* warm-up */
+        copy.t = kit_measure(&w, &policy);
+        copy.timed = 1;
+        copy.wrong = 0;
+    }
+    kit_vecadd_teardown(&v);
+
+    /* Part 2: row and column sums. */
+    matrix_setup(&m, (unsigned int)matrix_n, c.seed);
+    kit_row_name(&sums[0], "row-sums", NULL, "row_sums");
+    measure_matrix(&m, ROWS, &sums[0], &policy);
+    kit_row_name(&sums[1], "column-sums", NULL, "column_sums");
+    measure_matrix(&m, COLUMNS, &sums[1], &policy);
+    kit_row_name(&sums[2], "row-sums-coalesced", "TODO(4)", "row_sums_coalesced");
+    measure_matrix(&m, ROWS_COALESCED, &sums[2], &policy);
+    matrix_teardown(&m);
+
+    /* The table for people. */
+    double t_full = rows[0].t.median_ms;
+    double speedup = rows[0].timed && rows[1].timed ? rows[1].t.median_ms / t_full : 0.0;
+    double expect_non = kit_expected_distinct(((double)n + 31) / 32);
+    double stream_gbs = stream.timed ? 3.0 * v.bytes / (stream.t.median_ms * 1e6) : 0.0;
+    double copy_gbs = 2.0 * v.bytes / (copy.t.median_ms * 1e6);
+    FILE *csv = kit_csv_open(c.csv);
+    if (csv != stdout) {
+        kit_banner("Lab 01: coalesced access to global memory", &dev);
+        printf("Part 1: %s floats per array, %.1f MiB each: A, B and C together are %.1fx the L2\n",
+               kit_grouped(n), v.bytes / 1048576.0, 3.0 * v.bytes / dev.l2_bytes);
+        printf("%d iterations per thread, seed %llu; times are medians of steady runs\n\n",
+               iterations, c.seed);
+        printf("%-26s %11s %10s %14s %12s %12s  %s\n", "kernel", "time (ms)", "time/coal",
+               "segments/req", "sectors/req", "req. GB/s", "check");
+        for (int i = 0; i < nrows; i++) {
+            printf("%-26s", rows[i].name);
+            print_time(&rows[i]);
+            if (rows[i].timed && rows[0].timed)
+                printf(" %9.1fx", rows[i].t.median_ms / t_full);
+            else
+                printf(" %10s", "-");
+            printf(" %14.2f %12.2f", kit_row_segments(&rows[i]), kit_row_sectors(&rows[i]));
+            if (rows[i].timed)
+                printf(" %12.0f", 3.0 * v.bytes * iterations / (rows[i].t.median_ms * 1e6));
+            else
+                printf(" %12s", "-");
+            printf("  %s\n", check_word(&rows[i]));
+        }
+        printf("\nstreaming, each element read once:\n");
+        if (stream.timed)
+            printf("  %-36s %8.3f ms %8.0f GB/s  %s\n", "vector add (A, B read, C written)",
+                   stream.t.median_ms, stream_gbs, check_word(&stream));
+        else
+            printf("  %-36s %8s    %8s       %s\n", "vector add (A, B read, C written)", "-", "-", check_word(&stream));
+        printf("  %-36s %8.3f ms %8.0f GB/s\n", copy.name, copy.t.median_ms, copy_gbs);
+        if (stream.timed)
+            printf("  the vector add reaches %.0f%% of the copy bandwidth\n", 100.0 * stream_gbs / copy_gbs);
+        printf("\ncourse, Tesla K40: 14.9x at 32,768 floats and 52.2x at 4,194,304 floats;\n"
+               "1.00 against 30.6 and 31.1 transactions per request.\n");
+        if (speedup > 0)
+            printf("this GPU: %.1fx at %s floats; %.2f against %.2f segments per request.\n",
+                   speedup, kit_grouped(n), kit_row_segments(&rows[0]), kit_row_segments(&rows[1]));
+        printf("\nPart 2: sums of a %s x %s matrix of floats (%.1f MiB)\n\n", kit_grouped(matrix_n),
+               kit_grouped(matrix_n), (double)matrix_n * matrix_n * 4 / 1048576.0);
+        printf("%-26s %11s %14s %12s %12s  %s\n", "kernel", "time (ms)", "segments/req",
+               "sectors/req", "bytes used", "check");
+        for (int i = 0; i < 3; i++) {
+            printf("%-26s", sums[i].name);
+            print_time(&sums[i]);
+            printf(" %14.2f %12.2f %11.0f%%  %s\n", kit_row_segments(&sums[i]), kit_row_sectors(&sums[i]),
+                   100.0 * kit_row_load_efficiency(&sums[i]), check_word(&sums[i]));
+        }
+        printf("\n");
+    }
+    if (csv) {
+        fprintf(csv, "gpu,size,seed,kernel,time_ms,time_vs_coalesced,segments_per_request,"
+                     "sectors_per_request,load_efficiency,correct\n");
+        for (int i = 0; i < nrows + 3; i++) {
+            const kit_row *x = i < nrows ? &rows[i] : &sums[i - nrows];
+            kit_csv_prefix(csv, &dev, i < nrows ? n : (unsigned)matrix_n, c.seed);
+            fprintf(csv, "%s,%.6f,%.4f,%.4f,%.4f,%.4f,%d\n", x->name, x->timed ? x->t.median_ms : 0.0,
+                    x->timed && i < nrows && t_full > 0 ? x->t.median_ms / t_full : 0.0,
+                    kit_row_segments(x), kit_row_sectors(x), kit_row_load_efficiency(x), x->wrong == 0);
+        }
+        kit_csv_close(csv);
+    }
+
+    /* The facts, one per line, for tests and graders. */
+    kit_kv("lab", "01-coalescing");
+    kit_kv_device(&dev);
+    kit_kv("size", "%u", n);
+    kit_kv("working-set-bytes", "%zu", 3 * v.bytes);
+    kit_kv("working-set-over-l2", "%.2f", 3.0 * v.bytes / dev.l2_bytes);
+    kit_kv("matrix", "%d", matrix_n);
+    kit_kv("seed", "%llu", c.seed);
+    kit_kv("iterations", "%d", iterations);
+    for (int i = 0; i < nrows; i++)
+        kit_row_kv(&rows[i]);
+    kit_row_kv(&stream);
+    kit_row_kv(&copy);
+    for (int i = 0; i < 3; i++)
+        kit_row_kv(&sums[i]);
+    kit_kv("speedup-non-vs-full", "%.2f", speedup);
+    kit_kv("expected-segments-per-request-non", "%.4f", expect_non);
+    kit_kv("bandwidth-stream-gbs", "%.1f", stream_gbs);
+    kit_kv("bandwidth-copy-gbs", "%.1f", copy_gbs);
+    kit_kv("stream-fraction-of-copy", "%.3f", stream_gbs / copy_gbs);
+    if (sums[0].timed && sums[2].timed)
+        kit_kv("speedup-row-sums-coalesced", "%.2f", sums[0].t.median_ms / sums[2].t.median_ms);
+    kit_kv("summary", "coalesced %.1fx faster than random at %s floats; %.2f against %.2f "
+                      "segments per request",
+           speedup, kit_grouped(n), kit_row_segments(&rows[0]), kit_row_segments(&rows[1]));
+    kit_kv("course-k40", "coalesced 52.2x faster than random at 4,194,304 floats (14.9x at "
+                         "32,768); 1.00 against 31.09 transactions per request");
+
+    /*
+     * The verdict: every element of every result right in every run, the
+     * loops as long as asked, and the access patterns the student wrote as
+     * they must look from the memory system's side.
+     */
+    pass = 1;
+    for (int i = 0; i < nrows; i++)
+        pass &= kit_row_ok(&rows[i], n);
+    pass &= kit_row_ok(&stream, n);
+    for (int i = 0; i < 3; i++)
+        pass &= kit_row_ok(&sums[i], (unsigned)matrix_n);
+    for (int i = 0; i < 2; i++) {
+        unsigned long long want = 2ull * iterations * n, got = rows[i].counts.c[KIT_LD_LANES];
+        if (rows[i].wrong == 0 && got != want) {
+            fprintf(stderr, "%s: %s: its threads made %llu loads, but %d iterations of A[x] + B[x] "
+                            "for %u elements make %llu: one thread per element, each reading A and B "
+                            "once per iteration (%s)\n",
+                    kit_program, rows[i].name, got, iterations, n, want, rows[i].todo);
+            pass = 0;
+        }
+    }
+    if (rows[0].wrong == 0 && rows[0].counts.c[KIT_LD_SEGMENTS] != rows[0].counts.c[KIT_LD_REQUESTS]) {
+        fprintf(stderr, "%s: full_coalesced_access: %.2f segments per request, not 1: the warp's "
+                        "threads do not read one 128-byte segment (TODO(1))\n",
+                kit_program, kit_row_segments(&rows[0]));
+        pass = 0;
+    }
+    if (n < RANDOM_CHECK_MIN_SIZE)
+        fprintf(stderr, "%s: note: at %u elements the random pattern is not judged (from %d on it is)\n",
+                kit_program, n, RANDOM_CHECK_MIN_SIZE);
+    else if (rows[1].wrong == 0 && fabs(kit_row_segments(&rows[1]) - expect_non) > 0.05 * expect_non) {
+        fprintf(stderr, "%s: non_coalesced_access: %.2f segments per request, but %.2f are expected "
+                        "when each thread picks a random element of the whole array (TODO(2))\n",
+                kit_program, kit_row_segments(&rows[1]), expect_non);
+        pass = 0;
+    }
+    if (sums[2].wrong == 0 && kit_row_load_efficiency(&sums[2]) < MIN_ROW_SUMS_EFFICIENCY) {
+        fprintf(stderr, "%s: row_sums_coalesced: its loads use %.0f%% of the bytes of the sectors they "
+                        "touch (row_sums: %.0f%%); coalesced loads use at least %.0f%% (TODO(4))\n",
+                kit_program, 100.0 * kit_row_load_efficiency(&sums[2]),
+                100.0 * kit_row_load_efficiency(&sums[0]), 100.0 * MIN_ROW_SUMS_EFFICIENCY);
+        pass = 0;
+    }
+    return kit_finish(pass);
+}

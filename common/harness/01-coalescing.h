@@ -1,0 +1,18 @@
+/*
+ * 01-coalescing.h - what labs/01-coalescing/coalescing.cu defines for its
+ * harness (01-coalescing.cu): X(return type, name, (parameters)).
+ */
+#ifndef KIT_LAB_01_H
+#define KIT_LAB_01_H
+
+#define KIT_STUDENT_FUNCTIONS(X)                                                                   \
+    X(void, launch_full_coalesced_access,                                                          \
+      (const float *A, const float *B, float *C, unsigned int n, int iterations))                   \
+    X(void, launch_non_coalesced_access,                                                           \
+      (const float *A, const float *B, float *C, unsigned int n, int iterations, unsigned int np,   \
+       unsigned long long seed))                                                                   \
+    X(void, launch_row_sums, (const float *M, float *sums, unsigned int n))                       \
+    X(void, launch_column_sums, (const float *M, float *sums, unsigned int n))                    \
+    X(void, launch_row_sums_coalesced, (const float *M, float *sums, unsigned int n))
+
+#endif /* KIT_LAB_01_H */

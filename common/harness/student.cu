@@ -1,0 +1,81 @@
+/*
+ * student.cu - builds a lab's student file (or its reference) for the lab's
+ * harness, in one of two ways:
+ *
+ *   KIT_COUNTED=0   as written, for timing: in_floats is const float *,
+ *                   out_floats float *, shared_float float, ...
+ *   KIT_COUNTED=1   with the counting types of kit_counted.h in their
+ *                   place: every access the file's kernels make is counted.
+ *
+ * Each build puts the file in a namespace of its own (kit_timed,
+ * kit_counted), so that both link into one program with the harness, and
+ * hands the harness a table of the functions its contract lists
+ * (KIT_LAB_H, e.g. 01-coalescing.h). The table's initialiser checks each
+ * function's type: a function missing from the file, or with other
+ * parameters, stops the build with its name.
+ *
+ * The Makefile compiles it as
+ *   nvcc -DKIT_COUNTED=0|1 -DKIT_LAB_H='"01-coalescing.h"' \
+ *        -DKIT_STUDENT_FILE='"./labs/01-coalescing/coalescing.cu"' ...
+ * so that the compiler names the student's file and line in its messages.
+ */
+#include <curand_kernel.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "kit_check.h"
+#include "kit_counted.h"
+#include KIT_LAB_H
+#include "kit_student.h"
+
+#if KIT_COUNTED
+#define KIT_NS kit_counted
+#define KIT_TABLE kit_student_counted
+#else
+#define KIT_NS kit_timed
+#define KIT_TABLE kit_student_timed
+#endif
+
+namespace KIT_NS {
+
+/* The array types a student's file uses (see the lab file's header). */
+#if KIT_COUNTED
+typedef kit_counted_ptr<const float> in_floats;
+typedef kit_counted_ptr<float> out_floats;
+typedef kit_counted_ptr<const unsigned int> in_uints;
+typedef kit_counted_ptr<unsigned int> out_uints;
+typedef kit_shared<float> shared_float;
+typedef kit_shared<double> shared_double;
+#else
+typedef const float *in_floats;
+typedef float *out_floats;
+typedef const unsigned int *in_uints;
+typedef unsigned int *out_uints;
+typedef float shared_float;
+typedef double shared_double;
+#endif
+
+#include KIT_STUDENT_FILE
+
+} /* namespace KIT_NS */
+
+static void kit_configure_counting(const kit_count_config *c)
+{
+#if KIT_COUNTED
+    kit_count_configure_here(c);
+#else
+    (void)c;
+#endif
+}
+
+template <typename A, typename B> struct kit_same { static const bool value = false; };
+template <typename A> struct kit_same<A, A> { static const bool value = true; };
+
+/* Each function as the harness calls it: a clear message where it is not. */
+#define KIT_STUDENT_SIGNATURE(ret, name, params)                                                   \
+    static_assert(kit_same<decltype(&KIT_NS::name), ret(*) params>::value,                         \
+                  "the lab file's " #name " must keep the kit's parameters: " #ret " " #name #params);
+KIT_STUDENT_FUNCTIONS(KIT_STUDENT_SIGNATURE)
+
+#define KIT_STUDENT_ENTRY(ret, name, params) (ret(*) params) KIT_NS::name,
+extern "C" const kit_student_api KIT_TABLE = {kit_configure_counting, KIT_STUDENT_FUNCTIONS(KIT_STUDENT_ENTRY)};

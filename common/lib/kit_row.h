@@ -1,0 +1,180 @@
+/*
+ * kit_row.h - one row of a lab's table: a kernel (the student's or the
+ * kit's) counted, checked and timed, in that order:
+ *
+ *   1. counted  the counting build runs once (kit_counted.h): requests,
+ *               segments, sectors, lanes, bank conflicts;
+ *   2. checked  the outputs are poisoned, the timed build runs once (which
+ *               also warms up), and every element is checked on the host;
+ *   3. timed    only if the check passed: the outputs are kept on the
+ *               device, then run after run is poisoned, timed and compared
+ *               with them (kit_measure), until the median is steady.
+ *
+ * A lab describes its kernel with a kit_row_work of callbacks; what a
+ * callback does not need may be NULL.
+ */
+#ifndef KIT_ROW_H
+#define KIT_ROW_H
+
+#include <stdarg.h>
+
+#include "kit_counted.h"
+#include "kit_report.h"
+#include "kit_timing.h"
+
+typedef struct {
+    char name[48]; /* for people: "strided_access s=8" */
+    char key[32];  /* for key: value lines: "stride-8" */
+    const char *todo; /* the TODOs it rests on, for messages; NULL for the kit's own */
+    int counted;
+    kit_counts counts;
+    long long wrong; /* elements wrong after the checked run; -1 not checked */
+    int timed;
+    kit_measurement t;
+} kit_row;
+
+typedef struct {
+    void *ctx;
+    kit_counts (*counted)(void *ctx);                  /* run the counting build, read its counts */
+    void (*timed)(void *ctx);                          /* launch the timed build */
+    void (*poison)(void *ctx);                         /* outputs to NaN */
+    long long (*verify)(void *ctx, const kit_row *row); /* every element; the first wrong one on stderr */
+    void (*keep)(void *ctx);                           /* keep the checked outputs on the device */
+    long long (*compare)(void *ctx);                   /* outputs unlike the kept ones */
+} kit_row_work;
+
+/* Names a row: key, the TODOs it rests on, then a printf-style name. */
+static inline void kit_row_name(kit_row *row, const char *key, const char *todo, const char *fmt, ...)
+{
+    va_list ap;
+    memset(row, 0, sizeof *row);
+    va_start(ap, fmt);
+    vsnprintf(row->name, sizeof row->name, fmt, ap);
+    va_end(ap);
+    snprintf(row->key, sizeof row->key, "%s", key);
+    row->todo = todo;
+    row->wrong = -1;
+}
+
+static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const kit_policy *p)
+{
+    kit_work timed;
+
+    if (w->counted) {
+        row->counts = w->counted(w->ctx);
+        KIT_CHECK_LAUNCH();
+        KIT_CHECK(cudaDeviceSynchronize());
+        row->counted = 1;
+    }
+    if (w->poison)
+        w->poison(w->ctx);
+    w->timed(w->ctx);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaDeviceSynchronize());
+    row->wrong = w->verify ? w->verify(w->ctx, row) : 0;
+    if (row->wrong != 0)
+        return; /* wrong results have no time worth reporting */
+    if (w->keep)
+        w->keep(w->ctx);
+    timed.prepare = w->poison;
+    timed.run = w->timed;
+    timed.check = w->compare;
+    timed.ctx = w->ctx;
+    row->t = kit_measure(&timed, p);
+    row->timed = 1;
+}
+
+/* ---- checks on the device ------------------------------------------------ */
+
+static __global__ void kit_differ_kernel(const unsigned int *a, const unsigned int *b, size_t words,
+                                         unsigned long long *count)
+{
+    unsigned long long local = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;
+         i += (size_t)gridDim.x * blockDim.x)
+        local += a[i] != b[i];
+    if (local)
+        atomicAdd(count, local);
+}
+
+/* How many 4-byte words of a and b (device) differ, bit for bit. */
+static inline long long kit_device_differ(const void *a, const void *b, size_t bytes)
+{
+    static unsigned long long *count;
+    unsigned long long h = 0;
+    if (!count)
+        KIT_CHECK(cudaMalloc((void **)&count, sizeof *count));
+    KIT_CHECK(cudaMemset(count, 0, sizeof *count));
+    kit_differ_kernel<<<1024, 256>>>((const unsigned int *)a, (const unsigned int *)b, bytes / 4, count);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaMemcpy(&h, count, sizeof h, cudaMemcpyDeviceToHost));
+    return (long long)h;
+}
+
+/* ---- what a row reports ---------------------------------------------------- */
+
+static inline double kit_row_segments(const kit_row *r) { return kit_per(&r->counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS); }
+static inline double kit_row_sectors(const kit_row *r) { return kit_per(&r->counts, KIT_LD_SECTORS, KIT_LD_REQUESTS); }
+
+/* Bytes the loads asked for over bytes the sectors they touched hold:
+ * nvprof's gld_efficiency. */
+static inline double kit_row_load_efficiency(const kit_row *r)
+{
+    double moved = (double)r->counts.c[KIT_LD_SECTORS] * KIT_SECTOR_BYTES;
+    return moved > 0 ? (double)r->counts.c[KIT_LD_BYTES] / moved : 0.0;
+}
+
+/* The row's key: value lines. */
+static inline void kit_row_kv(const kit_row *r)
+{
+    char key[80];
+#define KIT_ROW_KV(pattern, fmt, value)                   \
+    do {                                                  \
+        snprintf(key, sizeof key, pattern, r->key);       \
+        kit_kv(key, fmt, value);                          \
+    } while (0)
+    KIT_ROW_KV("wrong-elements-%s", "%lld", r->wrong);
+    if (r->timed) {
+        KIT_ROW_KV("time-%s-ms", "%.4f", r->t.median_ms);
+        KIT_ROW_KV("time-%s-min-ms", "%.4f", r->t.min_ms);
+        KIT_ROW_KV("time-%s-max-ms", "%.4f", r->t.max_ms);
+        KIT_ROW_KV("reps-%s", "%d", r->t.reps);
+        KIT_ROW_KV("bad-timed-runs-%s", "%d", r->t.bad_runs);
+    }
+    if (r->counted) {
+        KIT_ROW_KV("requests-%s", "%llu", r->counts.c[KIT_LD_REQUESTS]);
+        KIT_ROW_KV("segments-per-request-%s", "%.4f", kit_row_segments(r));
+        KIT_ROW_KV("sectors-per-request-%s", "%.4f", kit_row_sectors(r));
+        KIT_ROW_KV("lanes-per-request-%s", "%.4f", kit_per(&r->counts, KIT_LD_LANES, KIT_LD_REQUESTS));
+        KIT_ROW_KV("load-efficiency-%s", "%.4f", kit_row_load_efficiency(r));
+        KIT_ROW_KV("store-requests-%s", "%llu", r->counts.c[KIT_ST_REQUESTS]);
+        KIT_ROW_KV("store-segments-per-request-%s", "%.4f",
+                   kit_per(&r->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS));
+    }
+#undef KIT_ROW_KV
+}
+
+/*
+ * The verdict on a row's results: its elements right, and every timed run
+ * as right as the checked one. Says on stderr what is wrong, pointing at
+ * the row's TODOs. Returns 1 when all is well.
+ */
+static inline int kit_row_ok(const kit_row *r, unsigned long long elements)
+{
+    const char *todo = r->todo ? r->todo : "";
+    if (r->wrong != 0) {
+        fprintf(stderr, "%s: %s: %lld of %llu elements are wrong%s%s\n", kit_program, r->name, r->wrong,
+                elements, r->todo ? "; see " : "", todo);
+        return 0;
+    }
+    if (r->timed && r->t.bad_runs) {
+        fprintf(stderr,
+                "%s: %s: %d of %d timed runs left results unlike the checked run's: every run must do "
+                "the whole work%s%s\n",
+                kit_program, r->name, r->t.bad_runs, r->t.reps, r->todo ? "; see " : "", todo);
+        return 0;
+    }
+    return 1;
+}
+
+#endif /* KIT_ROW_H */

@@ -1,0 +1,39 @@
+/*
+ * kit_student.h - how a lab's harness reaches the functions of the
+ * student's file.
+ *
+ * A lab's contract (common/harness/NN-name.h) lists, as
+ * KIT_STUDENT_FUNCTIONS(X), every function the student's file must define
+ * and the harness calls: X(return type, name, (parameters)). From that list
+ * this header makes the table type the harness calls through. The student's
+ * file is built twice (common/harness/student.cu), and each build hands the
+ * harness its own table:
+ *
+ *   kit_student_timed     the file as written: what the harness times;
+ *   kit_student_counted   the file with counting arrays (kit_counted.h):
+ *                         what the harness counts requests, segments,
+ *                         sectors, lanes and bank conflicts with.
+ *
+ * Include the lab's contract first.
+ */
+#ifndef KIT_STUDENT_H
+#define KIT_STUDENT_H
+
+#include "kit_counted.h"
+
+#ifndef KIT_STUDENT_FUNCTIONS
+#error "include the lab's contract (common/harness/NN-name.h) before kit_student.h"
+#endif
+
+#define KIT_STUDENT_FIELD(ret, name, params) ret(*name) params;
+
+typedef struct {
+    /* Hands the counting build the counters of its next launches. */
+    void (*configure_counting)(const kit_count_config *c);
+    KIT_STUDENT_FUNCTIONS(KIT_STUDENT_FIELD)
+} kit_student_api;
+
+extern "C" const kit_student_api kit_student_timed;
+extern "C" const kit_student_api kit_student_counted;
+
+#endif /* KIT_STUDENT_H */
