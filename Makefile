@@ -61,7 +61,8 @@ lab_dir = $(call lab_match,$(LAB))
 
 .DELETE_ON_ERROR:
 .SECONDEXPANSION:
-.PHONY: all build labs solutions tools run demo test check grade-class query clean help need-nvcc
+.PHONY: all build labs solutions tools run sanitize profile demo test check grade-class query clean help \
+	need-nvcc need-lab
 
 all: need-nvcc
 	$(if $(ARCH_NOTE),@echo "$(ARCH_NOTE)")
@@ -140,11 +141,35 @@ $(BUILD)/tests/kit-query-sm75: common/tools/query.cu $(LIB_HEADERS)
 
 # --- using the kit -------------------------------------------------------------
 
-run: need-nvcc
-	@test -n "$(LAB)" || { echo "make run: name a lab, e.g. make run LAB=01 (labs: $(LABS))" >&2; exit 2; }
-	@test -n "$(lab_dir)" || { echo "make run: there is no lab '$(LAB)'; the labs are $(LABS)" >&2; exit 2; }
-	@$(MAKE) -s --no-print-directory $(BUILD)/$(if $(REF),solutions,labs)/$(lab_dir)/$(call name_of,$(lab_dir))
-	$(BUILD)/$(if $(REF),solutions,labs)/$(lab_dir)/$(call name_of,$(lab_dir)) $(ARGS)
+need-lab: need-nvcc
+	@test -n "$(LAB)" || { echo "make $(MAKECMDGOALS): name a lab, e.g. make $(MAKECMDGOALS) LAB=01 (labs: $(LABS))" >&2; exit 2; }
+	@test -n "$(lab_dir)" || { echo "make $(MAKECMDGOALS): there is no lab '$(LAB)'; the labs are $(LABS)" >&2; exit 2; }
+	@$(MAKE) -s --no-print-directory $(PROGRAM)
+
+# The program of LAB: the student's copy, or the reference with REF=1.
+PROGRAM = $(BUILD)/$(if $(REF),solutions,labs)/$(lab_dir)/$(call name_of,$(lab_dir))
+# Without ARGS, sanitize and profile run the lab's small, quick case.
+QUICK_ARGS = $(or $(ARGS),$(shell bash common/tools/lab-args.sh $(lab_dir) sanitize-args))
+
+run: need-lab
+	$(PROGRAM) $(ARGS)
+
+# make sanitize LAB=01 [TOOL=memcheck|racecheck|initcheck|synccheck]
+sanitize: need-lab
+	@command -v compute-sanitizer >/dev/null 2>&1 || { echo "compute-sanitizer not found: it comes with the CUDA toolkit, in the same bin folder as nvcc" >&2; exit 2; }
+	compute-sanitizer --tool $(or $(TOOL),memcheck) --error-exitcode 99 $(PROGRAM) $(QUICK_ARGS)
+
+# make profile LAB=01 [TOOL=ncu|nsys]: the kernels as timed (the counting
+# build's copies, kit_counted::..., are left out), or a timeline in build/profile/.
+profile: need-lab
+	@command -v $(or $(TOOL),ncu) >/dev/null 2>&1 || { echo "$(or $(TOOL),ncu) not found: Nsight Compute (ncu) and Nsight Systems (nsys) come with the CUDA toolkit or from NVIDIA's developer site" >&2; exit 2; }
+	@mkdir -p $(BUILD)/profile
+ifeq ($(or $(TOOL),ncu),nsys)
+	nsys profile --trace=cuda,nvtx --force-overwrite true -o $(BUILD)/profile/$(lab_dir) $(PROGRAM) $(QUICK_ARGS)
+	nsys stats --report cuda_gpu_kern_sum $(BUILD)/profile/$(lab_dir).nsys-rep
+else
+	ncu --clock-control none --kernel-name-base demangled -k regex:'kit_timed::' -c 40 $(PROGRAM) $(QUICK_ARGS)
+endif
 
 demo: all
 	@bash common/tools/demo.sh $(LABS)
@@ -195,6 +220,9 @@ help:
 	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap and .xml"
 	@echo "  make grade-class SUBMISSIONS=dir OUT=dir"
 	@echo "                    grade a class: a folder or archive per student; LAB=, SLURM=1 (job array)"
+	@echo "  make sanitize LAB=01   run it under compute-sanitizer (TOOL=memcheck|racecheck|initcheck|synccheck)"
+	@echo "  make profile LAB=01    profile its kernels with ncu (TOOL=nsys: a timeline); plots:"
+	@echo "                    bash common/tools/plot.sh table.csv (from ARGS=\"--csv table.csv\")"
 	@echo "  make query        describe this GPU as the labs see it"
 	@echo "  make clean        remove build/"
 	@echo ""

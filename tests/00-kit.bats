@@ -167,3 +167,60 @@ CASES
     assert_output --partial "no code for this GPU's architecture"
     assert_output --partial "make clean all"
 }
+
+@test "kit: make run names the labs when LAB is not one; LAB=1 and LAB=coalescing are Lab 01" {
+    run make -s -C "$KIT_ROOT" --no-print-directory run LAB=99
+    assert_failure
+    assert_output --partial "there is no lab '99'; the labs are 01-coalescing"
+    for lab in 1 01 coalescing 01-coalescing; do
+        run make -s -C "$KIT_ROOT" --no-print-directory -n run LAB=$lab ARGS=--help
+        assert_success
+        assert_output --partial "labs/01-coalescing/coalescing --help"
+    done
+}
+
+@test "kit: one lab list: every lab in common/labs.txt has its files" {
+    local lab name
+    for lab in $(kit_labs); do
+        name=${lab#*-}
+        assert [ -f "$KIT_ROOT/labs/$lab/$name.cu" ]
+        assert [ -f "$KIT_ROOT/solutions/$lab/$name.cu" ]
+        assert [ -f "$KIT_ROOT/handouts/$lab.md" ]
+        assert [ -f "$KIT_ROOT/tests/$lab.bats" ]
+        grep -q "^\[$lab\]" "$KIT_ROOT/common/grade/grading.conf" || fail "$lab has no grading.conf section"
+    done
+}
+
+@test "kit: the kit's shell scripts pass shellcheck" {
+    command -v shellcheck >/dev/null 2>&1 || skip "shellcheck is not installed (apt-get install shellcheck)"
+    run shellcheck -x "$KIT_ROOT"/common/*/*.sh "$KIT_ROOT"/tests/*.sh "$KIT_ROOT"/tests/*.bash "$KIT_ROOT/.ci/run"
+    assert_success
+}
+
+@test "kit: lab-args gives a lab's quick case with its draws fixed" {
+    run bash "$KIT_ROOT/common/tools/lab-args.sh" 01-coalescing sanitize-args
+    assert_success
+    refute_output --partial "{"
+    assert_output --partial "--seed 1"
+    run bash "$KIT_ROOT/common/tools/lab-args.sh" 01-coalescing
+    assert_failure 64
+}
+
+@test "kit: plot.sh draws a lab's table and refuses what is not one" {
+    local csv="$BATS_TEST_TMPDIR/t.csv"
+    run bash "$KIT_ROOT/common/tools/plot.sh"
+    assert_failure 64
+    printf 'a,b\n1,2\n' >"$csv"
+    run bash "$KIT_ROOT/common/tools/plot.sh" "$csv"
+    assert_failure
+    command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed (apt-get install gnuplot-nox)"
+    assert_output --partial "is not a table of the kit"
+    cat >"$csv" <<'CSV'
+gpu,size,seed,segments_per_group,time_ms,semi_vs_coalesced
+"Some GPU",1048576,7,1,0.5,1.0
+"Some GPU",1048576,7,2,0.6,1.2
+CSV
+    run bash "$KIT_ROOT/common/tools/plot.sh" "$csv" "$BATS_TEST_TMPDIR/t.png"
+    assert_success
+    [ -s "$BATS_TEST_TMPDIR/t.png" ] || fail "no picture"
+}

@@ -8,6 +8,17 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
+# Bats installed with npm puts no bats command on PATH, and its libraries
+# where Bats does not look: use them from npm's folder.
+if command -v npm >/dev/null 2>&1; then
+    npm_root=$(npm root -g 2>/dev/null)
+    if ! command -v bats >/dev/null 2>&1 && [ -x "$npm_root/bats/bin/bats" ]; then
+        export PATH="$npm_root/bats/bin:$PATH"
+    fi
+    if [ -f "$npm_root/bats-support/load.bash" ]; then
+        export BATS_LIB_PATH="${BATS_LIB_PATH:-/usr/lib/bats:/usr/local/lib/bats}:$npm_root"
+    fi
+fi
 bash "$here/setup-bats.sh" || exit 1
 
 export KIT_BUILD="${KIT_BUILD:-$top/build}"

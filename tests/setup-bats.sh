@@ -5,7 +5,7 @@
 # says exactly what to install, and exits 1.
 set -u
 
-lib_dirs="${BATS_LIB_PATH:-}:/usr/lib/bats:/usr/local/lib/bats:/opt/homebrew/lib:/usr/local/lib"
+lib_dirs="${BATS_LIB_PATH:-}:$(npm root -g 2>/dev/null):/usr/lib/bats:/usr/local/lib/bats:/opt/homebrew/lib:/usr/local/lib"
 
 has_lib() {
     local d IFS=:
@@ -59,7 +59,7 @@ The kit's tests need Bats 1.7 or newer with bats-support and bats-assert.
 Missing here: $need
   Debian 12, Ubuntu 24.04 or newer:  sudo apt-get install bats bats-support bats-assert
   elsewhere (needs Node.js):         npm install -g bats bats-support bats-assert
-                                     and export BATS_LIB_PATH="\$(npm root -g)"
+                                     (make test finds them there by itself)
 Then run the tests again: make test
 MSG
 exit 1

@@ -58,6 +58,7 @@ CONF
         fi
         sleep 1
     done
+    # shellcheck disable=SC2034 # read by the test that starts Slurm
     slurm_why="the node did not become idle: $(sinfo -h 2>&1 | head -n 2 | tr '\n' ' ') $(tail -n 3 "$dir/log/slurmd.log" 2>/dev/null | tr '\n' ' ')"
     slurm_stop
     return 1

@@ -18,6 +18,11 @@
 
 #include <cuda_runtime.h>
 
+/* The in-kernel counters need __match_any_sync: Volta (7.0) or newer. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "the kit needs compute capability 7.0 or newer (__match_any_sync): build for sm_70 or newer, e.g. make ARCH=-arch=sm_75"
+#endif
+
 /* Exit codes shared by every program of the kit (sysexits for usage). */
 enum {
     KIT_EXIT_PASS = 0,   /* ran, and every check passed                   */
@@ -65,8 +70,10 @@ static inline const char *kit_environment_advice(cudaError_t err)
     case cudaErrorStubLibrary:
         return "no usable NVIDIA driver: none is installed, or it is older than "
                "this program's CUDA runtime needs. On a machine with an NVIDIA GPU, "
-               "install or update the driver until `nvidia-smi` lists the GPU; on a "
-               "machine without one, run the labs on a lab PC or cluster node that has one.";
+               "install or update the driver until `nvidia-smi` lists the GPU, or build "
+               "the kit with a CUDA toolkit no newer than the \"CUDA Version\" that "
+               "`nvidia-smi` reports (CUDA 13 needs driver R580 or newer); on a machine "
+               "without a GPU, run the labs on a lab PC or cluster node that has one.";
     case cudaErrorNoDevice:
         return "the driver sees no CUDA GPU. Check that `nvidia-smi` lists one and that "
                "CUDA_VISIBLE_DEVICES (if set) names it.";

@@ -47,8 +47,18 @@ enum {
 };
 
 /* Warps add into one of these slots (by warp index), so that atomics from
- * the whole grid do not queue on one address; the host sums the slots. */
-#define KIT_COUNT_SLOTS 256
+ * the whole grid do not queue on a few addresses; the host sums the slots.
+ * A slot packs two 32-bit counts into each 64-bit word, so that a request
+ * costs three atomics: (requests, lanes), (segments, sectors), bytes for a
+ * global request; (requests, lanes), wavefronts for a shared one. */
+#define KIT_COUNT_SLOTS 16384
+enum {
+    KIT_RAW_LD_RL, KIT_RAW_LD_SS, KIT_RAW_LD_BYTES,
+    KIT_RAW_ST_RL, KIT_RAW_ST_SS, KIT_RAW_ST_BYTES,
+    KIT_RAW_SH_LD_RL, KIT_RAW_SH_LD_WAVEFRONTS,
+    KIT_RAW_SH_ST_RL, KIT_RAW_SH_ST_WAVEFRONTS,
+    KIT_RAW_WORDS
+};
 
 /* One warp's trace: where it ran and when it first and last accessed memory. */
 typedef struct {
@@ -58,7 +68,7 @@ typedef struct {
 } kit_warp_record;
 
 typedef struct {
-    unsigned long long *counts;    /* device: [KIT_COUNT_SLOTS][KIT_NCOUNTS] */
+    unsigned long long *counts;    /* device: [KIT_COUNT_SLOTS][KIT_RAW_WORDS] */
     const void *record_base;       /* reads of this array are recorded...  */
     unsigned long long record_elems;
     unsigned int *record;          /* ...as each thread's last index read  */
@@ -111,13 +121,15 @@ static __device__ __forceinline__ unsigned int kit_distinct(unsigned int mask, u
     return __popc(__ballot_sync(mask, leader));
 }
 
-/* Adds v[0..k) to the counters from `first` on, in the warp's slot. */
-static __device__ __forceinline__ void kit_count_add(unsigned long long warp, int first, const unsigned int *v,
-                                                     int k)
+/* The warp's slot of raw counters. */
+static __device__ __forceinline__ unsigned long long *kit_count_slot(unsigned long long warp)
 {
-    unsigned long long *slot = kit_count_cfg.counts + (warp % KIT_COUNT_SLOTS) * KIT_NCOUNTS + first;
-    for (int i = 0; i < k; i++)
-        atomicAdd(&slot[i], (unsigned long long)v[i]);
+    return kit_count_cfg.counts + (warp % KIT_COUNT_SLOTS) * KIT_RAW_WORDS;
+}
+
+static __device__ __forceinline__ unsigned long long kit_pack(unsigned int lo, unsigned int hi)
+{
+    return (unsigned long long)lo | ((unsigned long long)hi << 32);
 }
 
 static __device__ __forceinline__ void kit_trace_touch(unsigned long long warp)
@@ -142,16 +154,16 @@ static __device__ __noinline__ void kit_count_global(const void *address, unsign
 {
     unsigned int active = __activemask();
     unsigned long long a = (unsigned long long)(size_t)address;
-    unsigned int v[5];
+    unsigned int segments = kit_distinct(active, a / KIT_SEGMENT_BYTES);
+    unsigned int sectors = kit_distinct(active, a / KIT_SECTOR_BYTES);
 
-    v[0] = 1;
-    v[1] = kit_distinct(active, a / KIT_SEGMENT_BYTES);
-    v[2] = kit_distinct(active, a / KIT_SECTOR_BYTES);
-    v[3] = __popc(active);
-    v[4] = v[3] * bytes;
     if ((int)kit_lane() == __ffs(active) - 1) {
         unsigned long long warp = kit_grid_warp();
-        kit_count_add(warp, store ? KIT_ST_REQUESTS : KIT_LD_REQUESTS, v, 5);
+        unsigned long long *slot = kit_count_slot(warp) + (store ? KIT_RAW_ST_RL : KIT_RAW_LD_RL);
+        unsigned int lanes = __popc(active);
+        atomicAdd(&slot[0], kit_pack(1, lanes));
+        atomicAdd(&slot[1], kit_pack(segments, sectors));
+        atomicAdd(&slot[2], (unsigned long long)lanes * bytes);
         kit_trace_touch(warp);
     }
 }
@@ -197,8 +209,9 @@ static __device__ __noinline__ void kit_count_shared(const void *address, unsign
         wavefronts += worst;
     }
     if (kit_lane() == leader) {
-        unsigned int v[3] = {1, wavefronts, (unsigned int)__popc(active)};
-        kit_count_add(kit_grid_warp(), store ? KIT_SH_ST_REQUESTS : KIT_SH_LD_REQUESTS, v, 3);
+        unsigned long long *slot = kit_count_slot(kit_grid_warp()) + (store ? KIT_RAW_SH_ST_RL : KIT_RAW_SH_LD_RL);
+        atomicAdd(&slot[0], kit_pack(1, __popc(active)));
+        atomicAdd(&slot[1], (unsigned long long)wavefronts);
     }
 }
 
@@ -320,7 +333,7 @@ static inline void kit_counter_create(kit_counter *k, unsigned long long record_
 {
     memset(k, 0, sizeof *k);
     KIT_CHECK(cudaMalloc((void **)&k->cfg.counts,
-                         KIT_COUNT_SLOTS * KIT_NCOUNTS * sizeof(unsigned long long)));
+                         KIT_COUNT_SLOTS * KIT_RAW_WORDS * sizeof(unsigned long long)));
     if (record_cap) {
         KIT_CHECK(cudaMalloc((void **)&k->cfg.record, record_cap * sizeof(unsigned int)));
         k->record_host = (unsigned int *)malloc(record_cap * sizeof(unsigned int));
@@ -356,7 +369,7 @@ static inline void kit_counter_reset(kit_counter *k, const void *record_base, un
 {
     k->cfg.record_base = record_base;
     k->cfg.record_elems = record_base ? n : 0;
-    KIT_CHECK(cudaMemset(k->cfg.counts, 0, KIT_COUNT_SLOTS * KIT_NCOUNTS * sizeof(unsigned long long)));
+    KIT_CHECK(cudaMemset(k->cfg.counts, 0, KIT_COUNT_SLOTS * KIT_RAW_WORDS * sizeof(unsigned long long)));
     if (k->cfg.record)
         KIT_CHECK(cudaMemset(k->cfg.record, 0xff, k->cfg.record_cap * sizeof(unsigned int)));
     if (k->cfg.trace) {
@@ -368,15 +381,35 @@ static inline void kit_counter_reset(kit_counter *k, const void *record_base, un
 /* Waits for the counting launch and sums the slots. */
 static inline kit_counts kit_counter_read(kit_counter *k)
 {
-    static unsigned long long slots[KIT_COUNT_SLOTS * KIT_NCOUNTS];
+    static unsigned long long slots[KIT_COUNT_SLOTS * KIT_RAW_WORDS];
     kit_counts r;
 
     KIT_CHECK(cudaDeviceSynchronize());
     KIT_CHECK(cudaMemcpy(slots, k->cfg.counts, sizeof slots, cudaMemcpyDeviceToHost));
     memset(&r, 0, sizeof r);
-    for (int s = 0; s < KIT_COUNT_SLOTS; s++)
-        for (int i = 0; i < KIT_NCOUNTS; i++)
-            r.c[i] += slots[s * KIT_NCOUNTS + i];
+    for (int s = 0; s < KIT_COUNT_SLOTS; s++) {
+        const unsigned long long *w = slots + (size_t)s * KIT_RAW_WORDS;
+#define KIT_LO(x) ((x) & 0xffffffffull)
+#define KIT_HI(x) ((x) >> 32)
+        r.c[KIT_LD_REQUESTS] += KIT_LO(w[KIT_RAW_LD_RL]);
+        r.c[KIT_LD_LANES] += KIT_HI(w[KIT_RAW_LD_RL]);
+        r.c[KIT_LD_SEGMENTS] += KIT_LO(w[KIT_RAW_LD_SS]);
+        r.c[KIT_LD_SECTORS] += KIT_HI(w[KIT_RAW_LD_SS]);
+        r.c[KIT_LD_BYTES] += w[KIT_RAW_LD_BYTES];
+        r.c[KIT_ST_REQUESTS] += KIT_LO(w[KIT_RAW_ST_RL]);
+        r.c[KIT_ST_LANES] += KIT_HI(w[KIT_RAW_ST_RL]);
+        r.c[KIT_ST_SEGMENTS] += KIT_LO(w[KIT_RAW_ST_SS]);
+        r.c[KIT_ST_SECTORS] += KIT_HI(w[KIT_RAW_ST_SS]);
+        r.c[KIT_ST_BYTES] += w[KIT_RAW_ST_BYTES];
+        r.c[KIT_SH_LD_REQUESTS] += KIT_LO(w[KIT_RAW_SH_LD_RL]);
+        r.c[KIT_SH_LD_LANES] += KIT_HI(w[KIT_RAW_SH_LD_RL]);
+        r.c[KIT_SH_LD_WAVEFRONTS] += w[KIT_RAW_SH_LD_WAVEFRONTS];
+        r.c[KIT_SH_ST_REQUESTS] += KIT_LO(w[KIT_RAW_SH_ST_RL]);
+        r.c[KIT_SH_ST_LANES] += KIT_HI(w[KIT_RAW_SH_ST_RL]);
+        r.c[KIT_SH_ST_WAVEFRONTS] += w[KIT_RAW_SH_ST_WAVEFRONTS];
+#undef KIT_LO
+#undef KIT_HI
+    }
     if (k->cfg.record)
         KIT_CHECK(cudaMemcpy(k->record_host, k->cfg.record, k->cfg.record_cap * sizeof(unsigned int),
                              cudaMemcpyDeviceToHost));

@@ -4,11 +4,12 @@
  *
  *   1. counted  the counting build runs once (kit_counted.h): requests,
  *               segments, sectors, lanes, bank conflicts;
- *   2. checked  the outputs are poisoned, the timed build runs once (which
- *               also warms up), and every element is checked on the host;
+ *   2. checked  the outputs are poisoned, the timed build runs once, timed,
+ *               and every element is checked on the host;
  *   3. timed    only if the check passed: the outputs are kept on the
  *               device, then run after run is poisoned, timed and compared
- *               with them (kit_measure), until the median is steady.
+ *               with them (kit_measure), until the median of these runs
+ *               and the checked one is steady.
  *
  * A lab describes its kernel with a kit_row_work of callbacks; what a
  * callback does not need may be NULL.
@@ -59,6 +60,8 @@ static inline void kit_row_name(kit_row *row, const char *key, const char *todo,
 static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const kit_policy *p)
 {
     kit_work timed;
+    kit_timer t;
+    float first;
 
     if (w->counted) {
         row->counts = w->counted(w->ctx);
@@ -66,10 +69,17 @@ static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const ki
         KIT_CHECK(cudaDeviceSynchronize());
         row->counted = 1;
     }
+    /* The checked run, timed too: unless --reps fixes the count, it is the
+     * first sample (a median does not mind its first-launch costs). */
     if (w->poison)
         w->poison(w->ctx);
+    kit_timer_create(&t);
+    kit_timer_start(&t, 0);
     w->timed(w->ctx);
     KIT_CHECK_LAUNCH();
+    kit_timer_stop(&t, 0);
+    first = kit_timer_ms(&t);
+    kit_timer_destroy(&t);
     KIT_CHECK(cudaDeviceSynchronize());
     row->wrong = w->verify ? w->verify(w->ctx, row) : 0;
     if (row->wrong != 0)
@@ -80,6 +90,7 @@ static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const ki
     timed.run = w->timed;
     timed.check = w->compare;
     timed.ctx = w->ctx;
+    timed.first_ms = first;
     row->t = kit_measure(&timed, p);
     row->timed = 1;
 }
