@@ -349,7 +349,7 @@ int main(int argc, char **argv)
     measure_vec(&r, &stream, &policy, 0);
     kit_row_name(&copy, "copy", NULL, "cudaMemcpy device to device");
     {
-        kit_work w = {NULL, copy_d2d, NULL, &r};
+        kit_work w = {NULL, copy_d2d, NULL, &r, 0.0f};
         copy_d2d(&r); /* warm-up */
         copy.t = kit_measure(&w, &policy);
         copy.timed = 1;
