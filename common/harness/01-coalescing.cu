@@ -111,7 +111,8 @@ static void launch(const kit_student_api *api, const vec_run *r, int counting)
 static kit_counts vec_counted(void *p)
 {
     vec_run *r = (vec_run *)p;
-    kit_vecadd_count_begin(r->v, r->kind == STRIDED ? kit_count_configure_here : counted->configure_counting);
+    kit_vecadd_count_begin(r->v, r->kind == STRIDED ? kit_count_configure_here : counted->configure_counting,
+                           r->kind == NON);
     launch(counted, r, 1);
     KIT_CHECK_LAUNCH();
     return kit_counter_read(&r->v->counter);

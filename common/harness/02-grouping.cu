@@ -115,7 +115,8 @@ static void launch(const run_t *r, int counting)
 static kit_counts run_counted(void *p)
 {
     run_t *r = (run_t *)p;
-    kit_vecadd_count_begin(r->v, r->kind == SEMI ? counted->configure_counting : kit_count_configure_here);
+    kit_vecadd_count_begin(r->v, r->kind == SEMI ? counted->configure_counting : kit_count_configure_here,
+                           r->kind != COALESCED);
     launch(r, 1);
     KIT_CHECK_LAUNCH();
     return kit_counter_read(&r->v->counter);

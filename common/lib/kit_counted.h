@@ -370,7 +370,7 @@ static inline void kit_counter_reset(kit_counter *k, const void *record_base, un
     k->cfg.record_base = record_base;
     k->cfg.record_elems = record_base ? n : 0;
     KIT_CHECK(cudaMemset(k->cfg.counts, 0, KIT_COUNT_SLOTS * KIT_RAW_WORDS * sizeof(unsigned long long)));
-    if (k->cfg.record)
+    if (k->cfg.record && record_base)
         KIT_CHECK(cudaMemset(k->cfg.record, 0xff, k->cfg.record_cap * sizeof(unsigned int)));
     if (k->cfg.trace) {
         kit_trace_init_kernel<<<256, 256>>>(k->cfg.trace, k->cfg.trace_cap);
@@ -410,7 +410,7 @@ static inline kit_counts kit_counter_read(kit_counter *k)
 #undef KIT_LO
 #undef KIT_HI
     }
-    if (k->cfg.record)
+    if (k->cfg.record && k->cfg.record_base)
         KIT_CHECK(cudaMemcpy(k->record_host, k->cfg.record, k->cfg.record_cap * sizeof(unsigned int),
                              cudaMemcpyDeviceToHost));
     if (k->cfg.trace)

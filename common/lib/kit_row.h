@@ -18,6 +18,7 @@
 #define KIT_ROW_H
 
 #include <stdarg.h>
+#include <time.h>
 
 #include "kit_counted.h"
 #include "kit_report.h"
@@ -57,11 +58,21 @@ static inline void kit_row_name(kit_row *row, const char *key, const char *todo,
     row->wrong = -1;
 }
 
+/* Wall-clock milliseconds, for KIT_TIMES=1 (where a run's time goes). */
+static inline double kit_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const kit_policy *p)
 {
     kit_work timed;
     kit_timer t;
     float first;
+    double w0 = kit_wall_ms(), w1, w2;
+    const char *times = getenv("KIT_TIMES");
 
     if (w->counted) {
         row->counts = w->counted(w->ctx);
@@ -81,7 +92,9 @@ static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const ki
     first = kit_timer_ms(&t);
     kit_timer_destroy(&t);
     KIT_CHECK(cudaDeviceSynchronize());
+    w1 = kit_wall_ms();
     row->wrong = w->verify ? w->verify(w->ctx, row) : 0;
+    w2 = kit_wall_ms();
     if (row->wrong != 0)
         return; /* wrong results have no time worth reporting */
     if (w->keep)
@@ -93,6 +106,9 @@ static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const ki
     timed.first_ms = first;
     row->t = kit_measure(&timed, p);
     row->timed = 1;
+    if (times && *times == '1')
+        fprintf(stderr, "%s: %s: counted and checked run %.0f ms, host check %.0f ms, %d timed runs %.0f ms\n",
+                kit_program, row->name, w1 - w0, w2 - w1, row->t.reps, kit_wall_ms() - w2);
 }
 
 /* ---- checks on the device ------------------------------------------------ */

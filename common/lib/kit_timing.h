@@ -95,7 +95,7 @@ static inline kit_timing kit_time_launches(kit_launch_fn launch, void *ctx, int 
 /* When to stop timing. */
 typedef struct {
     int reps;       /* > 0: exactly this many runs (--reps); 0: until steady */
-    int min_reps;   /* never fewer runs than this */
+    int min_reps;   /* fewer runs than this only when max_ms is spent (two at least) */
     int max_reps;   /* never more */
     double min_ms;  /* time at least this much in all... */
     double max_ms;  /* ...and stop once this much is timed */
@@ -109,7 +109,7 @@ static inline kit_policy kit_policy_default(int reps)
     p.min_reps = 3;
     p.max_reps = 200;
     p.min_ms = 20.0;
-    p.max_ms = 1000.0;
+    p.max_ms = 500.0;
     p.noise = 0.02;
     return p;
 }
@@ -177,7 +177,9 @@ static inline kit_measurement kit_measure(const kit_work *w, const kit_policy *p
             continue;
         memcpy(sorted, ms, sizeof(float) * (size_t)n);
         qsort(sorted, (size_t)n, sizeof *sorted, kit_cmp_float);
-        if (n >= p->min_reps && (total >= p->max_ms || (total >= p->min_ms && kit_spread(sorted, n) <= p->noise)))
+        /* Steady and long enough; or out of time, with two runs at least. */
+        if ((n >= p->min_reps && total >= p->min_ms && kit_spread(sorted, n) <= p->noise) ||
+            (n >= 2 && total >= p->max_ms))
             break;
     }
     qsort(ms, (size_t)n, sizeof *ms, kit_cmp_float);

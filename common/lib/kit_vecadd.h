@@ -80,10 +80,11 @@ static inline void kit_vecadd_teardown(kit_vecadd *v)
     free(v->C);
 }
 
-/* Before a counting launch: zero the counters, record the reads of A. */
-static inline void kit_vecadd_count_begin(kit_vecadd *v, void (*configure)(const kit_count_config *))
+/* Before a counting launch: zero the counters and, where the indices are
+ * random (record), record each thread's last read of A. */
+static inline void kit_vecadd_count_begin(kit_vecadd *v, void (*configure)(const kit_count_config *), int record)
 {
-    kit_counter_reset(&v->counter, v->dA, v->n);
+    kit_counter_reset(&v->counter, record ? v->dA : NULL, v->n);
     configure(&v->counter.cfg);
 }
 
