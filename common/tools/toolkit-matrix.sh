@@ -50,14 +50,14 @@ INCLUDES += -I$root/usr/include \$(_SPACE_)
 LIBRARIES =+ \$(_SPACE_) -L$root/usr/lib/x86_64-linux-gnu/stubs -L$root/usr/lib/x86_64-linux-gnu
 PROFILE
 nvcc="$nvcc_dir/nvcc -ccbin g++-11"
-version=$($nvcc_dir/nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+version=$("$nvcc_dir"/nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
 
-targets=""
+targets=()
 if [ -n "$labs" ]; then
     for want in $labs; do
-        for lab in $(grep -v '^[[:space:]]*\(#\|$\)' "$top/common/labs.txt"); do
-            case $lab in "$want"-*) targets+=" build/solutions/$lab/${lab#*-}" ;; esac
-        done
+        while read -r lab; do
+            case $lab in "$want"-*) targets+=("solutions/$lab/${lab#*-}") ;; esac
+        done < <(grep -v '^[[:space:]]*\(#\|$\)' "$top/common/labs.txt")
     done
 fi
 
@@ -68,12 +68,17 @@ for sm in $archs; do
     build="$dir/build-sm$sm"
     log="$dir/build-sm$sm.log"
     # The build directory is relative to the kit: make works from there.
+    if [ ${#targets[@]} -gt 0 ]; then want=("${targets[@]/#/$build/}"); else want=(build); fi
     if make -C "$top" --no-print-directory -j"$(nproc)" NVCC="$nvcc" ARCH="-arch=sm_$sm" \
-        KIT_BUILD="$build" ${targets:-build} >"$log" 2>&1; then
+        KIT_BUILD="$build" "${want[@]}" >"$log" 2>&1; then
         printf '%-8s %-6s\n' "sm_$sm" yes
     else
         status=1
-        printf '%-8s %-6s %s\n' "sm_$sm" no "$(grep -m1 -iE 'error|fatal|unsupported' "$log" | cut -c1-110)"
+        # The first compiler message, and the program it was building.
+        why=$(awk '/^  (NVCC|LINK) / { what = $2 } /^make/ { next }
+                   tolower($0) ~ /error|fatal|unsupported|segmentation/ {
+                       sub(/.*build-sm[0-9]*\//, "", what); print substr($0, 1, 90) " (" what ")"; exit }' "$log")
+        printf '%-8s %-6s %s\n' "sm_$sm" no "${why:-see the log}"
     fi
 done
 printf '\nlogs: %s/build-sm*.log\n' "$dir"
