@@ -87,7 +87,8 @@ $(BUILD)/harness/%.o: common/harness/%.cu common/harness/%.h $(LIB_HEADERS)
 
 # $(1): 0 (as written) or 1 (counting); $(2): the lab; $(3): the source.
 STUDENT_CC = $(NVCC) $(KIT_FLAGS) -I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
-	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"./$(3)"' -c -o $@ common/harness/student.cu
+	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"$(if $(filter /%,$(3)),$(3),./$(3))"' \
+	-c -o $@ common/harness/student.cu
 
 # build/labs/01-coalescing/timed.o from labs/01-coalescing/coalescing.cu
 $(BUILD)/%/timed.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
@@ -109,6 +110,27 @@ $(BUILD)/$(1)/$(2)/$(call name_of,$(2)): $(BUILD)/harness/$(2).o $(BUILD)/$(1)/$
 	$(Q)$(NVCC) $(ARCH) -o $$@ $$^
 endef
 $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed_program,$(side),$(lab)))))
+
+# --- grading: one program from a student's file anywhere --------------------
+#   make graded GRADED_LAB=01-coalescing STUDENT_SRC=/abs/coalescing.cu GRADED_DIR=/abs/dir
+# builds GRADED_DIR/coalescing from the kit's own harness (common/grade/grade.sh).
+GRADED_LAB ?=
+STUDENT_SRC ?=
+GRADED_DIR ?= $(BUILD)/graded
+.PHONY: graded
+ifneq ($(STUDENT_SRC),)
+graded: $(GRADED_DIR)/$(call name_of,$(GRADED_LAB))
+$(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o: $(STUDENT_SRC) common/harness/student.cu \
+		common/harness/$(GRADED_LAB).h $(LIB_HEADERS)
+	@mkdir -p $(@D)
+	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC))
+$(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(BUILD)/harness/$(GRADED_LAB).o $(GRADED_DIR)/timed.o \
+		$(GRADED_DIR)/counted.o
+	$(Q)$(NVCC) $(ARCH) -o $@ $^
+else
+graded:
+	@echo "make graded: give GRADED_LAB, STUDENT_SRC and GRADED_DIR" >&2; exit 64
+endif
 
 # --- a lab not yet in the harness form: one whole program -------------------
 
@@ -193,11 +215,13 @@ SLURM ?=
 comma := ,
 
 # LAB=01 grades one lab, LAB=01,03 several.
-check: all
+check: need-nvcc
+	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
 	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) \
 		$(if $(REPORT),--report $(REPORT)) $(subst $(comma), ,$(LAB))
 
-grade-class: all
+grade-class: need-nvcc
+	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
 	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(SLURM),--slurm) $(if $(SANITIZE),--sanitize) \
 		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
 

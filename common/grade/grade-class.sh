@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make grade-class: grades a whole class with common/grade.sh.
+# make grade-class: grades a whole class with common/grade/grade.sh.
 #
 # Each submission (a folder, or an archive of the labs/ tree) is graded in
 # its own temporary copy of this kit, taken when the grading starts: only
@@ -156,7 +156,7 @@ grade_one() {
     else
         say "$name: grading$([ -z "${CUDA_VISIBLE_DEVICES:-}" ] || echo " on GPU $CUDA_VISIBLE_DEVICES"), seed $seed"
         # shellcheck disable=SC2086
-        timeout -k 30 "$submission_limit" bash "$tmp/kit/common/grade.sh" --student "$name" \
+        timeout -k 30 "$submission_limit" bash "$tmp/kit/common/grade/grade.sh" --student "$name" \
             --report "$dir" --reference-build "$ref_build" --seed "$seed" \
             $([ "$sanitize" = 0 ] || echo --sanitize) $labs_list >"$dir/screen.txt" 2>"$dir/grade.log"
         rc=$?
@@ -192,7 +192,7 @@ lab_points() {
         { sub(/#.*/, "") }
         /^\[/ { s = $0; gsub(/[][ \t]/, "", s); next }
         $1 == "points" && $2 == "=" { if (s == "all") all = $3; if (s == lab) own = $3 }
-        END { print (own != "" ? own : all) }' "$out/.kit/common/grading.conf"
+        END { print (own != "" ? own : all) }' "$out/.kit/common/grade/grading.conf"
 }
 
 # ---------------------------------------------------------------------------
@@ -404,7 +404,7 @@ run_slurm() {
     cat >"$out/slurm/task.sh" <<EOF
 #!/usr/bin/env bash
 # One task of the grading job array: grades submission \$SLURM_ARRAY_TASK_ID.
-exec bash "$out/.kit/common/grade-class.sh" --task "\$SLURM_ARRAY_TASK_ID" \\
+exec bash "$out/.kit/common/grade/grade-class.sh" --task "\$SLURM_ARRAY_TASK_ID" \\
     ${labs_opt:+--labs "$labs_opt"} $([ "$sanitize" = 0 ] || echo --sanitize) \\
     --submission-limit "$submission_limit" -- "$subs" "$out"
 EOF

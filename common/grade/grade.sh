@@ -7,7 +7,7 @@
 #     regions spliced in; edits outside the regions are reported, not used;
 #   - regions may not reach around the harness (preprocessor, process
 #     control, I/O other than printf, the kit's internals): see forbidden
-#     in common/grading.conf;
+#     in common/grade/grading.conf;
 #   - it runs at sizes and seeds drawn for this grading (printed, so that a
 #     grade can be repeated with --seed) besides the defaults, under a time
 #     limit and an output cap, and its exit status and last line must agree;
@@ -35,7 +35,7 @@ options:
   --sanitize        also run each lab once under compute-sanitizer (memcheck)
   --report DIR      write report.txt, grades.csv, grades.tap and grades.xml there
   --student NAME    the name in the CSV rows (default: the user's name)
-  --conf FILE       grading settings (default: common/grading.conf)
+  --conf FILE       grading settings (default: common/grade/grading.conf)
   --reference-build DIR
                     where the references and tools are built (default: build)
   --help            print this help and exit
@@ -407,11 +407,31 @@ grade_lab() {
     rng_seed $((grading_seed * 100 + 10#${lab%%-*}))
     log "== $lab"
 
-    # The student's regions, checked.
     if [ ! -f "$student" ]; then
         reason="no labs/$lab/$name.cu"
         return
     fi
+    prog="$work/bin/$lab/$name"
+    if [ -f "$kit_top/common/harness/$lab.cu" ]; then
+        # The whole file is the student's: the rules hold for all of it, and
+        # it is compiled with the kit's own harness.
+        rule=$(region_rule_violation "$(code_only <"$student")" "$(conf_get "$lab" kit-names)" \
+            "$(conf_get "$lab" forbidden)")
+        if [ -n "$rule" ]; then
+            reason="labs/$lab/$name.cu $rule, which a lab file may not"
+            return
+        fi
+        local make_args=(NVCC="$KIT_NVCC" NVCCFLAGS="$KIT_NVCC_FLAGS" KIT_BUILD="$ref_build")
+        [ -z "$KIT_ARCH" ] || make_args+=(ARCH="$KIT_ARCH")
+        if ! timeout 900 make -s --no-print-directory -C "$kit_top" "${make_args[@]}" graded \
+            GRADED_LAB="$lab" STUDENT_SRC="$student" GRADED_DIR="$work/bin/$lab" >"$work/build-$lab.log" 2>&1; then
+            log "$(cat "$work/build-$lab.log")"
+            reason=$(grep -m1 -E '(error|Error)' "$work/build-$lab.log" | sed "s|$kit_top/||g" | cut -c1-200)
+            reason="does not compile: ${reason:-$(head -n1 "$work/build-$lab.log" | cut -c1-200)}"
+            return
+        fi
+        log "built from the kit's harness and the student's file"
+    else
     regions=$(region_numbers "$template" | tr '\n' ' ')
     # shellcheck disable=SC2086
     if ! bad=$(regions_sound "$student" $regions); then
@@ -432,11 +452,11 @@ grade_lab() {
 
     # The program: the kit's harness with the student's regions.
     src="$work/src/$lab/$name.cu"
-    prog="$work/bin/$lab/$name"
     mkdir -p "$(dirname "$src")" "$(dirname "$prog")"
     splice "$template" "$student" "labs/$lab/$name.cu" >"$src"
     # shellcheck disable=SC2086
-    if ! (cd "$kit_top" && timeout 600 $KIT_NVCC $KIT_NVCC_FLAGS -I"$kit_top/common" \
+    if ! (cd "$kit_top" && timeout 600 $KIT_NVCC ${KIT_ARCH:--arch=native} $KIT_NVCC_FLAGS -Xcompiler -Wall,-Wextra \
+        -I"$kit_top/common/lib/legacy" -I"$kit_top/common/lib" \
         -o "$prog" "$src") >"$work/build-$lab.log" 2>&1; then
         log "$(cat "$work/build-$lab.log")"
         reason=$(grep -m1 -E '(error|Error)' "$work/build-$lab.log" | cut -c1-200)
@@ -444,6 +464,7 @@ grade_lab() {
         return
     fi
     log "built from the kit's harness and the student's regions"
+    fi
 
     if [ -n "$gpu_reason" ]; then
         verdict=SKIP reason=$gpu_reason
@@ -534,7 +555,7 @@ grade_lab() {
 # ---------------------------------------------------------------------------
 
 main() {
-    local report="" student_name=${USER:-student} conf_file="$kit_top/common/grading.conf"
+    local report="" student_name=${USER:-student} conf_file="$kit_top/common/grade/grading.conf"
     local labs=() all_labs lab l want named=()
     grading_seed="" sanitize=0 ref_build=${KIT_BUILD:-$kit_top/build}
     while [ $# -gt 0 ]; do
@@ -579,7 +600,8 @@ main() {
     [ -n "$grading_seed" ] || grading_seed=$(($(od -An -N4 -tu4 /dev/urandom) % 1000000000 + 1))
 
     : "${KIT_NVCC:=nvcc}"
-    : "${KIT_NVCC_FLAGS:=-arch=native -O3 -lineinfo -Xcompiler -Wall,-Wextra}"
+    : "${KIT_ARCH:=}"
+    : "${KIT_NVCC_FLAGS:=-O3 -lineinfo}"
     work=$(mktemp -d "${TMPDIR:-/tmp}/kit-grade.XXXXXX")
     trap 'rm -rf "$work"' EXIT
     : >"$work/log"
