@@ -830,8 +830,10 @@ int main(int argc, char **argv)
             r[lv] = sets[lv].cycles / sets[lv].ns;
         clock_ghz = median_of(r, LEVELS);
     }
-    for (int lv = 0; lv < LEVELS; lv++)
+    for (int lv = 0; lv < LEVELS; lv++) {
         KIT_CHECK(cudaFree(sets[lv].d_next));
+        free(sets[lv].order);
+    }
     KIT_CHECK(cudaFree(d_flush));
 
     /* The streamed array and its host copy. */
