@@ -329,10 +329,12 @@ static float *expected_partials(const float *in, unsigned int n, unsigned int T,
         pool[k] = std::thread(partial_rows, &p, p.rows * k / nt, p.rows * (k + 1) / nt, acc + (size_t)k * T);
     for (unsigned int k = 0; k < nt; k++)
         pool[k].join();
-    sums = acc; /* the first thread's sums; the others' add in (exactly) */
+    sums = (float *)kit_host_alloc((size_t)T * sizeof(float));
+    memcpy(sums, acc, (size_t)T * sizeof(float)); /* the first host thread's; the others' add in, exactly */
     for (unsigned int k = 1; k < nt; k++)
         for (unsigned int t = 0; t < T; t++)
             sums[t] += acc[(size_t)k * T + t];
+    free(acc);
     for (unsigned long long i = p.main; i < n; i++)
         sums[i - p.main] += in[i];
     if (cached < 32) {
