@@ -4,7 +4,8 @@
 # each program is built by the same rules. Products go to build/.
 #
 # A lab's program is its harness (common/harness/NN-name.cu: data, timing,
-# checks, report) linked with the student's file (labs/NN-name/name.cu) or
+# checks, report; and any parts common/harness/NN-name-PART.cu, each with
+# flags of its own) linked with the student's file (labs/NN-name/name.cu) or
 # the reference (solutions/NN-name/name.cu), which is compiled twice
 # (common/harness/student.cu): as written, for timing, and with counting
 # arrays, for the in-kernel counts.
@@ -80,10 +81,23 @@ need-nvcc:
 
 # --- a harnessed lab: harness object + the student's file built twice ------
 
-$(BUILD)/harness/%.o: common/harness/%.cu common/harness/%.h $(LIB_HEADERS)
-	@mkdir -p $(@D)
-	@echo "  NVCC  $@"
-	$(Q)$(NVCC) $(KIT_FLAGS) -c -o $@ $<
+# A lab's harness is common/harness/NN-name.cu, and any further parts
+# common/harness/NN-name-PART.cu (e.g. the same kernels built with other
+# flags). Each is an object of its own; a part's extra nvcc flags, if it
+# needs any, are on a line of its own header comment:
+#     kit-nvcc-flags: --use_fast_math
+harness_objects = $(patsubst common/harness/%.cu,$(BUILD)/harness/%.o,\
+	$(wildcard common/harness/$(1).cu common/harness/$(1)-*.cu))
+object_flags = $(shell sed -n 's/^.*kit-nvcc-flags:[[:space:]]*//p' $(1))
+
+define harness_rules
+$(call harness_objects,$(1)): $(BUILD)/harness/%.o: common/harness/%.cu \
+		$(wildcard common/harness/$(1).h common/harness/$(1)-*.h) $(LIB_HEADERS)
+	@mkdir -p $$(@D)
+	@echo "  NVCC  $$@"
+	$(Q)$(NVCC) $(KIT_FLAGS) $$(call object_flags,$$<) -c -o $$@ $$<
+endef
+$(foreach lab,$(HARNESSED),$(eval $(call harness_rules,$(lab))))
 
 # $(1): 0 (as written) or 1 (counting); $(2): the lab; $(3): the source.
 STUDENT_CC = $(NVCC) $(KIT_FLAGS) -I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
@@ -105,7 +119,7 @@ $(BUILD)/%/counted.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/stud
 
 # $(1): labs or solutions; $(2): the lab.
 define harnessed_program
-$(BUILD)/$(1)/$(2)/$(call name_of,$(2)): $(BUILD)/harness/$(2).o $(BUILD)/$(1)/$(2)/timed.o $(BUILD)/$(1)/$(2)/counted.o
+$(BUILD)/$(1)/$(2)/$(call name_of,$(2)): $(call harness_objects,$(2)) $(BUILD)/$(1)/$(2)/timed.o $(BUILD)/$(1)/$(2)/counted.o
 	@echo "  LINK  $$@"
 	$(Q)$(NVCC) $(ARCH) -o $$@ $$^
 endef

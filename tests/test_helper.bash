@@ -46,6 +46,32 @@ KIT_MIN_PIPELINE_SPEEDUP=1.15
 KIT_MIN_PIPELINE_SPEEDUP_BALANCED=1.3
 # Lab 05: the best pipeline against the ideal computed from its parts.
 KIT_MIN_PIPELINE_FRACTION_OF_IDEAL=0.75
+# Lab 07: each level of the memory hierarchy takes at least this many times
+# the clock cycles of the one above it (L1, L2, DRAM), in the pointer chase.
+KIT_MIN_LATENCY_STEP=1.3
+# Lab 07 on Hopper (compute capability 9.x): the chase's latencies, in SM
+# clock cycles, within ranges that hold the figures published for Hopper's
+# L2 hits and global loads (Luo et al., "Benchmarking and Dissecting the
+# Nvidia Hopper GPU Architecture", IPDPS 2024, a fixed-stride chase on an
+# H800; Chips and Cheese, "Nvidia's H100: Funny L2, and Tons of Bandwidth",
+# 2023, H100 PCIe, near and far L2 partitions). Wide on purpose: the kit's
+# chase is random over a set of 4 L2s, TLB misses included.
+KIT_HOPPER_L2_CYCLES_MIN=150
+KIT_HOPPER_L2_CYCLES_MAX=450
+KIT_HOPPER_DRAM_CYCLES_MIN=400
+KIT_HOPPER_DRAM_CYCLES_MAX=1000
+# Lab 07: sum_tlp's bandwidth against warps per SM may fall below the best
+# point before it by at most this share (noise), and where it first reaches
+# 90% of its best lies within this factor of Little's law's warps per SM.
+KIT_MAX_OCCUPANCY_DIP=0.10
+KIT_MAX_KNEE_FACTOR=2
+# Lab 07: sum_ilp at 8 warps per SM against sum_tlp at full occupancy.
+KIT_MIN_ILP_FRACTION_OF_TLP=0.85
+# Lab 07: float over double FMA throughput within this factor of the
+# Programming Guide's ratio (2 on sm_70, 8.0 and 9.0; 32 on sm_75; 64 on 8.6
+# and 8.9); __sinf against sinf at least this much faster.
+KIT_MAX_FP64_RATIO_FACTOR=2
+KIT_MIN_SINF_INTRINSIC_SPEEDUP=1.5
 
 # ---------------------------------------------------------------------------
 

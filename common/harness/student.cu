@@ -12,7 +12,9 @@
  * hands the harness a table of the functions its contract lists
  * (KIT_LAB_H, e.g. 01-coalescing.h). The table's initialiser checks each
  * function's type: a function missing from the file, or with other
- * parameters, stops the build with its name.
+ * parameters, stops the build with its name. Where the contract also lists
+ * kernels the harness launches itself (KIT_STUDENT_KERNELS), each build
+ * hands it their addresses too (kit_student.h), checked the same way.
  *
  * The Makefile compiles it as
  *   nvcc -DKIT_COUNTED=0|1 -DKIT_LAB_H='"01-coalescing.h"' \
@@ -31,10 +33,15 @@
 #if KIT_COUNTED
 #define KIT_NS kit_counted
 #define KIT_TABLE kit_student_counted
+#define KIT_KERNEL_TABLE kit_kernels_counted
 #else
 #define KIT_NS kit_timed
 #define KIT_TABLE kit_student_timed
+#define KIT_KERNEL_TABLE kit_kernels_timed
 #endif
+
+template <typename A, typename B> struct kit_same { static const bool value = false; };
+template <typename A> struct kit_same<A, A> { static const bool value = true; };
 
 namespace KIT_NS {
 
@@ -57,6 +64,14 @@ typedef double shared_double;
 
 #include KIT_STUDENT_FILE
 
+/* Each kernel the harness launches itself, with the parameters it passes. */
+#ifdef KIT_STUDENT_KERNELS
+#define KIT_KERNEL_SIGNATURE(name, params)                                                         \
+    static_assert(kit_same<decltype(&name), void(*) params>::value,                                \
+                  "the lab file's kernel " #name " must keep the kit's parameters: " #name #params);
+KIT_STUDENT_KERNELS(KIT_KERNEL_SIGNATURE)
+#endif
+
 } /* namespace KIT_NS */
 
 static void kit_configure_counting(const kit_count_config *c)
@@ -68,9 +83,6 @@ static void kit_configure_counting(const kit_count_config *c)
 #endif
 }
 
-template <typename A, typename B> struct kit_same { static const bool value = false; };
-template <typename A> struct kit_same<A, A> { static const bool value = true; };
-
 /* Each function as the harness calls it: a clear message where it is not. */
 #define KIT_STUDENT_SIGNATURE(ret, name, params)                                                   \
     static_assert(kit_same<decltype(&KIT_NS::name), ret(*) params>::value,                         \
@@ -79,3 +91,8 @@ KIT_STUDENT_FUNCTIONS(KIT_STUDENT_SIGNATURE)
 
 #define KIT_STUDENT_ENTRY(ret, name, params) (ret(*) params) KIT_NS::name,
 extern "C" const kit_student_api KIT_TABLE = {kit_configure_counting, KIT_STUDENT_FUNCTIONS(KIT_STUDENT_ENTRY)};
+
+#ifdef KIT_STUDENT_KERNELS
+#define KIT_KERNEL_ENTRY(name, params) (const void *)KIT_NS::name,
+extern "C" const void *const KIT_KERNEL_TABLE[] = {KIT_STUDENT_KERNELS(KIT_KERNEL_ENTRY)};
+#endif

@@ -36,4 +36,25 @@ typedef struct {
 extern "C" const kit_student_api kit_student_timed;
 extern "C" const kit_student_api kit_student_counted;
 
+/*
+ * Kernels the harness launches itself. A contract may also list, as
+ * KIT_STUDENT_KERNELS(X), kernels of the student's file that the harness
+ * launches with a grid, block and dynamic shared memory of its own choice
+ * (and asks the occupancy API about): X(name, (parameters)), the parameters
+ * written with the file's array types (in_floats, ...). Each build hands
+ * the harness the kernels' addresses, in the order listed, for
+ * cudaLaunchKernel, cudaFuncSetAttribute and the occupancy API:
+ * kit_kernels_timed[KIT_KERNEL_name], kit_kernels_counted[KIT_KERNEL_name].
+ * The arrays' pointers are passed as plain pointers: a counting array holds
+ * nothing else.
+ */
+#ifdef KIT_STUDENT_KERNELS
+#define KIT_KERNEL_INDEX(name, params) KIT_KERNEL_##name,
+enum { KIT_STUDENT_KERNELS(KIT_KERNEL_INDEX) KIT_KERNEL_COUNT };
+#undef KIT_KERNEL_INDEX
+
+extern "C" const void *const kit_kernels_timed[];
+extern "C" const void *const kit_kernels_counted[];
+#endif
+
 #endif /* KIT_STUDENT_H */

@@ -1,0 +1,12 @@
+/*
+ * 07-latency-fastmath.cu - Lab 07's compute-bound kernels (07-latency-math.h)
+ * built a second time, with --use_fast_math, for the harness (07-latency.cu)
+ * to time and check beside the build without it. Its one line below tells
+ * the Makefile the flag:
+ *
+ * kit-nvcc-flags: --use_fast_math
+ */
+#define LAT_MATH_TABLE lat_math_fast
+#define LAT_MATH_FAST 1
+#include "07-latency-math.h"
+
