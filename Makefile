@@ -138,7 +138,7 @@ $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o: $(STUDENT_SRC) common/harness/stu
 		common/harness/$(GRADED_LAB).h $(LIB_HEADERS)
 	@mkdir -p $(@D)
 	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC))
-$(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(BUILD)/harness/$(GRADED_LAB).o $(GRADED_DIR)/timed.o \
+$(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(call harness_objects,$(GRADED_LAB)) $(GRADED_DIR)/timed.o \
 		$(GRADED_DIR)/counted.o
 	$(Q)$(NVCC) $(ARCH) -o $@ $^
 else
