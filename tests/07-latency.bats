@@ -152,7 +152,7 @@ CASES
         w=${point%%:*} gbs=${point#*:}
         holds "$gbs" "$best" "a >= (1 - $KIT_MAX_OCCUPANCY_DIP) * b" ||
             fail "at $w warps per SM $gbs GB/s, below the $best GB/s of fewer warps ($curve)"
-        best=$(awk -v a="$gbs" -v b="$best" 'BEGIN { print a > b ? a : b }')
+        best=$(awk -v a="$gbs" -v b="$best" 'BEGIN { print (a > b ? a : b) }')
     done
     # One warp per SM is latency-bound: far below the best.
     holds "$(kv bandwidth-occ-1-gbs)" "$best" "a < 0.5 * b" || fail "1 warp per SM already streams near the best"

@@ -1359,10 +1359,13 @@ static void verdict(lab *L)
                     kit_program, r->name, lanes, n);
             L->pass = 0;
         }
-        if (r->counts.c[KIT_LD_SEGMENTS] != r->counts.c[KIT_LD_REQUESTS]) {
-            fprintf(stderr, "%s: %s: %.2f segments per request, not 1: the 32 lanes of a warp must read 32 "
+        /* Whole warps of neighbours: 1 segment a request where the size is
+         * a multiple of 32 (the kit's grid is), at most 2 where it is not. */
+        if (n % 32 == 0 ? r->counts.c[KIT_LD_SEGMENTS] != r->counts.c[KIT_LD_REQUESTS]
+                        : kit_row_segments(r) > 2.0) {
+            fprintf(stderr, "%s: %s: %.2f segments per request, not %s: the 32 lanes of a warp must read 32 "
                             "neighbouring floats in each load (TODO(2))\n",
-                    kit_program, r->name, kit_row_segments(r));
+                    kit_program, r->name, kit_row_segments(r), n % 32 == 0 ? "1" : "2 at most");
             L->pass = 0;
         }
     }
