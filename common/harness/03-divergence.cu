@@ -303,7 +303,9 @@ static double lanes_per_body(const kit_row *r)
 
 /* The store requests the course's pair makes when it branches as it must:
  * per iteration, one per warp (by warp), or one per warp and path present
- * among the warp's threads (by thread). */
+ * among the warp's threads (by thread). The verdict allows 1% more (by
+ * warp) or fewer (by thread), so that it never rests on how exactly the
+ * hardware regroups lanes; the tests require the exact count. */
 static unsigned long long expected_store_requests(enum p1_kind kind, unsigned int n, int iterations)
 {
     unsigned long long full = n / 32, tail = n % 32, per_iteration;
@@ -969,7 +971,8 @@ int main(int argc, char **argv)
                             "stores: one thread per element, one store per iteration (%s)\n",
                     kit_program, p1[k].name, got, iterations, n, stores, p1[k].todo);
             pass = 0;
-        } else if (p1[k].counts.c[KIT_ST_REQUESTS] != want) {
+        } else if (k == NODIV ? p1[k].counts.c[KIT_ST_REQUESTS] > want + want / 100
+                              : p1[k].counts.c[KIT_ST_REQUESTS] < want - want / 100) {
             fprintf(stderr,
                     k == DIV ? "%s: %s: its branch bodies ran with %.1f lanes each; branching by tid %% 4 "
                                "gives every path its own body with 8 of a warp's lanes (%s)\n"
