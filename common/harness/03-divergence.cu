@@ -47,7 +47,7 @@
 /* Device bytes per element: part 2's x, y, kept y, xs, ys, cls, cs, from
  * and marks (part 1's four arrays and record take less, and go first). */
 #define BYTES_PER_ELEMENT 36
-/* The default size: at least this many resident grids of threads... */
+/* The default size: enough threads to fill every SM this many times... */
 #define DEFAULT_WAVES 16
 /* ...and part 2's inputs and output (x, cls, y) larger than the L2. */
 #define PART2_STREAM_BYTES 12
@@ -860,8 +860,8 @@ int main(int argc, char **argv)
                 printf(" %19s", "-");
             printf("  %s\n", word);
         }
-        printf("\nreorganised: count classes + partition_by_class + process_by_class on the grouped\n"
-               "arrays + scatter back, one after the other.\n");
+        printf("\nThe reorganised time is the whole detour: count classes, partition_by_class,\n"
+               "process_by_class on the grouped arrays, scatter back.\n");
         if (mixed[0].counted && sorted[0].counted)
             printf("lanes per branch body of process_by_class: %.1f%% mixed, %.2f%% grouped.\n",
                    100.0 * lanes_mixed, 100.0 * lanes_sorted);
