@@ -10,46 +10,72 @@ setup() {
     SKELETON=$(lab_program "$LAB")
 }
 
-# --- CPU ---------------------------------------------------------------------
+# --- CPU: the source, the command line, the no-GPU path ---------------------
 
-@test "03: skeleton and reference differ only inside the student regions" {
-    assert_student_regions "$LAB" 2
+@test "03: the student's file holds only the student's code; the diff is the answers" {
+    assert_student_file "$LAB" 15 40
 }
 
 @test "03: --help lists the options and exits 0" {
-    run "$REF" --help
-    assert_success
-    assert_output --partial "--iterations I"
-    assert_output --partial "--size N"
+    for prog in "$REF" "$SKELETON"; do
+        run "$prog" --help
+        assert_success
+        assert_output --partial "--size N"
+        assert_output --partial "--iterations I"
+        assert_output --partial "--work W"
+        assert_output --partial "exit status"
+    done
 }
 
 @test "03: bad command lines are rejected with the reason and exit 64" {
     assert_usage_errors "$REF" <<'CASES'
+--size banana|is not a size
+--size 16|it must be from 32 to
+--size 2^40|out of range
+--size|needs a value
+--reps 0|from 1 to 1000
 --iterations 0|from 1 to 100000
 --iterations -2|from 1 to 100000
---reps 1001|from 1 to 1000
---size 1.5G|is not a size
---warmup|needs a value
---divergence|unknown option
+--work 0|from 1 to 4096
+--work 5000|from 1 to 4096
+--work many|from 1 to 4096
+--seed -3|not an unsigned integer
+--warmup 2|unknown option '--warmup'
+--divergence|unknown option '--divergence'
+extra|unexpected argument 'extra'
+--csv=|needs a non-empty value
+--csv /nonexistent/dir/t.csv|cannot write in /nonexistent/dir
 CASES
 }
 
-@test "03: with no GPU visible it exits 2 and says why" {
-    CUDA_VISIBLE_DEVICES="" run "$REF"
+@test "03: with no GPU visible it exits 2, says why, and leaves no CSV behind" {
+    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv"
     assert_failure 2
     assert_output --partial "cannot run here"
+    refute_output --partial "result: PASS"
+    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
 }
 
-# --- GPU ---------------------------------------------------------------------
+# --- GPU: the reference at its default size ---------------------------------
 
 # bats test_tags=gpu
-@test "03: the reference passes at the default size" {
+@test "03: the reference passes at the default size, every result checked" {
     require_gpu
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
-    for key in nodiv div math-1 math-2 math-3 math-4; do
+    local size=$(kv size) key w
+    [ $((size & (size - 1))) -eq 0 ] || fail "default size $size is not a power of two"
+    [ "$size" -ge 4194304 ] || fail "default size $size is below the course's 4,194,304"
+    for key in div nodiv math-1 math-2 math-3 math-4 math-4-as-printed count partition scatter; do
         assert_equal "$(kv "wrong-elements-$key")" 0
+        assert_equal "$(kv "bad-timed-runs-$key")" 0
+    done
+    for w in 1 2 4 8 16 32 64; do
+        for key in mixed sorted reorganised; do
+            assert_equal "$(kv "wrong-elements-$key-w$w")" 0
+            assert_equal "$(kv "bad-timed-runs-$key-w$w")" 0
+        done
     done
 }
 
@@ -57,16 +83,14 @@ CASES
 @test "03: branch bodies run with all 32 lanes by warp, 8 by thread" {
     require_gpu
     run_reference_once "$LAB"
-    assert_equal "$(kv branch-efficiency-nodiv)" 1.0000
-    assert_equal "$(kv divergent-branches-nodiv)" 0.0000
-    assert_equal "$(kv branch-efficiency-div)" 0.2500
-    # Three of the four tests in the chain split the warp; the last one does not.
-    assert_equal "$(kv divergent-branches-div)" 0.7500
-    # The book's kernels: even/odd threads half the lanes, warps all of them.
-    assert_equal "$(kv branch-efficiency-math-1)" 0.5000
-    assert_equal "$(kv branch-efficiency-math-2)" 1.0000
-    assert_equal "$(kv branch-efficiency-math-3)" 0.5000
-    assert_equal "$(kv branch-efficiency-math-4)" 1.0000
+    # Positive: by warp, every body with the whole warp. Negative: by
+    # thread, four bodies of 8 lanes, the same counter reading 25%.
+    assert_equal "$(kv lanes-per-body-nodiv)" 1.0000
+    assert_equal "$(kv lanes-per-body-div)" 0.2500
+    # One store request per warp and iteration by warp, four by thread.
+    local size=$(kv size)
+    assert_equal "$(kv store-requests-nodiv)" $((100 * size / 32))
+    assert_equal "$(kv store-requests-div)" $((4 * 100 * size / 32))
 }
 
 # bats test_tags=gpu,perf
@@ -77,31 +101,97 @@ CASES
 }
 
 # bats test_tags=gpu
-@test "03: the skeleton as shipped fails" {
+@test "03: the book's kernels: half the threads take the if; mathKernel4 as printed none" {
     require_gpu
-    run "$SKELETON" --size 1M --reps 1 --warmup 0
-    assert_failure 1
-    assert_line "result: FAIL"
-    assert_output --partial "warp_no_divergence: element"
-    assert_output --partial "mathKernel4: element"
+    run_reference_once "$LAB"
+    local k
+    for k in 1 2 3 4; do
+        assert_equal "$(kv "took-if-math-$k")" 0.5000
+    done
+    assert_equal "$(kv took-if-math-4-as-printed)" 0.0000
 }
 
 # bats test_tags=gpu
-@test "03: the course's size and an odd size verify" {
+@test "03: part 2: grouped by class, process_by_class runs whole warps and gives the same results" {
     require_gpu
-    for size in 4M 100003; do
-        run "$REF" --size "$size" --reps 2
+    run_reference_once "$LAB"
+    # Mixed at random: about 8 lanes per body (32 over the 4 classes a warp holds).
+    assert_close "$(kv lanes-per-body-mixed)" 0.25 0.005 "lanes per body, mixed"
+    # Grouped: at most 3 warps of the whole array hold two classes.
+    assert_at_least "$(kv lanes-per-body-sorted)" 0.999 "lanes per body, grouped"
+    # Every result of the reorganisation equals the host's, bit for bit, at every work.
+    local w
+    for w in 1 2 4 8 16 32 64; do
+        assert_equal "$(kv "wrong-elements-reorganised-w$w")" 0
+    done
+}
+
+# bats test_tags=gpu,perf
+@test "03: part 2: grouping pays at work 64 and not at work 1" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_at_least "$(kv speedup-sorted-w64)" "$KIT_MIN_SPEEDUP_GROUPED" "grouped over mixed, work 64"
+    assert_at_least "$(kv speedup-reorganised-w64)" "$KIT_MIN_SPEEDUP_REORGANISED" \
+        "reorganised over mixed, work 64"
+    # At one step per element the kernel waits on memory, and the
+    # reorganisation's extra passes over it cost more than divergence.
+    awk -v v="$(kv speedup-reorganised-w1)" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v < 1) }' ||
+        fail "the reorganisation paid at work 1 ($(kv speedup-reorganised-w1)x)"
+    [ "$(kv crossover-work)" != none ] || fail "no crossover in the sweep"
+}
+
+# bats test_tags=gpu
+@test "03: default run takes seconds, not minutes" {
+    require_gpu
+    local start=$SECONDS
+    run "$REF" --seed 7
+    assert_success
+    [ $((SECONDS - start)) -le 15 ] || fail "the default run took $((SECONDS - start)) s"
+}
+
+# --- GPU: the skeleton fails, other sizes and options -----------------------
+
+# bats test_tags=gpu
+@test "03: the skeleton as shipped fails, pointing at its TODOs" {
+    require_gpu
+    run "$SKELETON" --size 1M --work 4
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "warp_divergence: 1048576 of 1048576 elements are wrong; see TODO(1)"
+    assert_output --partial "warp_no_divergence: 1048576 of 1048576 elements are wrong; see TODO(2)"
+    assert_output --partial "mathKernel4: 524288 of 1048576 elements are wrong; see TODO(3)"
+    assert_output --partial "partition_by_class: 1048576 of 1048576 elements are wrong; see TODO(4)"
+    # The given kernels still pass: the failure is the TODOs'.
+    assert_line "wrong-elements-math-1: 0"
+    assert_line "wrong-elements-mixed-w4: 0"
+}
+
+# bats test_tags=gpu
+@test "03: the course's size and sizes that are no multiple of the block or the warp verify" {
+    require_gpu
+    for size in 4194304 1000003 33; do
+        run "$REF" --size "$size" --reps 2 --iterations 10 --work 8
         assert_success
+        assert_line "size: $size"
         assert_line "result: PASS"
     done
 }
 
 # bats test_tags=gpu
-@test "03: --csv writes one row per kernel" {
+@test "03: --seed is used and printed; --work runs one work; --csv writes the table" {
     require_gpu
-    local csv="$BATS_TEST_TMPDIR/div.csv"
-    run "$REF" --size 1M --reps 1 --csv "$csv"
+    local csv="$BATS_TEST_TMPDIR/table.csv"
+    run "$REF" --size 1M --reps 2 --seed 42 --work 16 --csv "$csv"
     assert_success
+    assert_line "seed: 42"
+    assert_line "reps-div: 2"
+    assert_line --regexp "^time-reorganised-w16-ms: [0-9.]+$"
+    refute_line --regexp "^time-mixed-w8-ms:"
+    run head -n 1 "$csv"
+    assert_output "gpu,size,seed,part,kernel,work,time_ms,lanes_per_body,correct"
+    # 7 kernels of part 1, 3 steps and 3 rows per work of part 2, the header.
     run wc -l <"$csv"
-    assert_output 7
+    assert_output 14
+    run sed -n 2p "$csv"
+    assert_output --regexp '^"[^"]+",1048576,42,1,warp_divergence,100,'
 }

@@ -31,6 +31,12 @@ KIT_MIN_SPEEDUP_ROW_SUMS=2
 # Lab 03: four paths by thread against one path per warp. Four paths in
 # turn cost up to 4x; loads and stores shared by the paths keep it lower.
 KIT_MIN_SPEEDUP_DIVERGENCE=2
+# Lab 03, part 2, work 64: process_by_class on data grouped by class
+# against the same kernel on the classes mixed at random (4x at most)...
+KIT_MIN_SPEEDUP_GROUPED=2
+# ...and the whole reorganisation (count, partition, process, scatter back)
+# against the mixed run: the grouping must pay for its own passes.
+KIT_MIN_SPEEDUP_REORGANISED=1.2
 # Lab 04: scenario 2 against scenario 1 where scenario 1 crowds 1 or 2 SMs.
 KIT_MIN_SCENARIO2_SPEEDUP=1.1
 # Lab 04: one block more than fills every block slot once, against a full
