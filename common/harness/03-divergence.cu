@@ -220,7 +220,7 @@ static void p1_launch(const kit_student_api *api, const p1_run *r)
 static kit_counts p1_counted(void *p)
 {
     p1_run *r = (p1_run *)p;
-    kit_vecadd_count_begin(r->v, counted->configure_counting);
+    kit_vecadd_count_begin(r->v, counted->configure_counting, 0);
     p1_launch(counted, r);
     KIT_CHECK_LAUNCH();
     return kit_counter_read(&r->v->counter);
