@@ -99,8 +99,17 @@ $(call harness_objects,$(1)): $(BUILD)/harness/%.o: common/harness/%.cu \
 endef
 $(foreach lab,$(HARNESSED),$(eval $(call harness_rules,$(lab))))
 
+# A lab's contract may give its counting build flags of its own, on a line
+#     kit-counted-nvcc-flags: -G
+# (Lab 03: without optimisation the counting build keeps each load and store
+# in the branch the source puts it in, so it counts the lanes of each body.)
+counted_flags = $(shell sed -n 's/^.*kit-counted-nvcc-flags:[[:space:]]*//p' common/harness/$(1).h)
+
 # $(1): 0 (as written) or 1 (counting); $(2): the lab; $(3): the source.
-STUDENT_CC = $(NVCC) $(KIT_FLAGS) -I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
+student_flags = $(if $(filter 1,$(1)),$(call counted_flags,$(2)))
+STUDENT_CC = $(NVCC) $(ARCH) $(if $(filter -G,$(call student_flags,$(1),$(2))),$(filter-out -lineinfo,$(NVCCFLAGS)),$(NVCCFLAGS)) \
+	$(call student_flags,$(1),$(2)) $(INCLUDES) -Xcompiler -Wall,-Wextra \
+	-I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
 	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"$(if $(filter /%,$(3)),$(3),./$(3))"' \
 	-c -o $@ common/harness/student.cu
 
