@@ -51,7 +51,11 @@ LEGACY := $(filter-out $(HARNESSED),$(LABS))
 PROGS := $(foreach lab,$(LABS),$(lab)/$(call name_of,$(lab)))
 STUDENT := $(addprefix $(BUILD)/labs/,$(PROGS))
 REFERENCE := $(addprefix $(BUILD)/solutions/,$(PROGS))
-TOOLS := $(BUILD)/bin/kit-query $(BUILD)/tests/kit-unit $(BUILD)/tests/kit-query-sm75
+# Negative controls for the tests: tests/fixtures/labNN/NAME.sed, a sed
+# script that breaks lab NN's reference one way, built like a student's file
+# into build/tests/fixtures/labNN/NAME.
+FIXTURES := $(patsubst tests/fixtures/%.sed,$(BUILD)/tests/fixtures/%,$(wildcard tests/fixtures/lab[0-9][0-9]/*.sed))
+TOOLS := $(BUILD)/bin/kit-query $(BUILD)/tests/kit-unit $(BUILD)/tests/kit-query-sm75 $(FIXTURES)
 
 # make run LAB=01 (or 1, 01-coalescing, coalescing); REF=1 runs the reference.
 LAB ?=
@@ -154,6 +158,35 @@ else
 graded:
 	@echo "make graded: give GRADED_LAB, STUDENT_SRC and GRADED_DIR" >&2; exit 64
 endif
+
+# --- test fixtures: a reference broken by a sed script --------------------------
+
+# lab05/NAME -> 05-streams
+fixture_lab = $(call lab_match,$(patsubst lab%,%,$(firstword $(subst /, ,$(1)))))
+fixture_ref = solutions/$(call fixture_lab,$(1))/$(call name_of,$(call fixture_lab,$(1))).cu
+
+$(BUILD)/tests/fixtures/%.cu: tests/fixtures/%.sed $$(call fixture_ref,$$*)
+	@mkdir -p $(@D)
+	$(Q)sed -f $< $(word 2,$^) >$@
+	$(Q)! cmp -s $@ $(word 2,$^) || { echo "tests/fixtures/$*.sed no longer changes $(word 2,$^)" >&2; rm -f $@; exit 1; }
+
+$(BUILD)/tests/fixtures/%.timed.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
+		common/harness/$$(call fixture_lab,$$*).h $(LIB_HEADERS)
+	@echo "  NVCC  $@"
+	$(Q)$(call STUDENT_CC,0,$(call fixture_lab,$*),$<)
+
+$(BUILD)/tests/fixtures/%.counted.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
+		common/harness/$$(call fixture_lab,$$*).h $(LIB_HEADERS)
+	@echo "  NVCC  $@"
+	$(Q)$(call STUDENT_CC,1,$(call fixture_lab,$*),$<)
+
+# Kept: compiler messages name them.
+.SECONDARY: $(FIXTURES:%=%.cu)
+
+$(FIXTURES): $(BUILD)/tests/fixtures/%: $$(call harness_objects,$$(call fixture_lab,$$*)) \
+		$(BUILD)/tests/fixtures/%.timed.o $(BUILD)/tests/fixtures/%.counted.o
+	@echo "  LINK  $@"
+	$(Q)$(NVCC) $(ARCH) -o $@ $^
 
 # --- a lab not yet in the harness form: one whole program -------------------
 

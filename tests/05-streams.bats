@@ -8,19 +8,26 @@ LAB=05-streams
 setup() {
     REF=$(ref_program "$LAB")
     SKELETON=$(lab_program "$LAB")
+    FIXTURES="$KIT_BUILD/tests/fixtures/lab05"
 }
 
-# --- CPU ---------------------------------------------------------------------
+# The tests' size: large enough that a chunk's kernel is judged in the timeline.
+SIZE=8M
 
-@test "05: skeleton and reference differ only inside the student regions" {
-    assert_student_regions "$LAB" 3
+# --- CPU: the source, the command line, the no-GPU path ---------------------
+
+@test "05: the student's file holds only the student's code; the diff is the answers" {
+    assert_student_file "$LAB" 15 40
 }
 
 @test "05: --help lists the options and exits 0" {
-    run "$REF" --help
-    assert_success
-    for opt in "--streams N" "--kernel-work W" "--connections C" "--timeline FILE"; do
-        assert_output --partial "$opt"
+    for prog in "$REF" "$SKELETON"; do
+        run "$prog" --help
+        assert_success
+        for opt in "--size N" "--reps R" "--streams N" "--kernel-work W" "--connections C" "--timeline FILE" \
+            "exit status"; do
+            assert_output --partial "$opt"
+        done
     done
 }
 
@@ -30,31 +37,57 @@ setup() {
 --streams 65|from 1 to 64
 --streams two|from 1 to 64
 --size 32 --streams 33|more chunks than the 32 elements
+--size 16|it must be from 32 to
 --kernel-work lots|expected 'auto' or a count
 --kernel-work -1|expected 'auto' or a count
 --kernel-work 2000000|expected 'auto' or a count
 --connections 0|from 1 to 32
 --connections 33|from 1 to 32
 --timeline=|needs a non-empty value
+--timeline -|name a file
+--timeline /nonexistent/dir/t.csv|--timeline /nonexistent/dir/t.csv: cannot write in /nonexistent/dir
+--csv /nonexistent/dir/t.csv|cannot write in /nonexistent/dir
 --pinned|unknown option
 CASES
 }
 
-@test "05: with no GPU visible it exits 2 and says why" {
-    CUDA_VISIBLE_DEVICES="" run "$REF"
+@test "05: with no GPU visible it exits 2, says why, and leaves no CSV behind" {
+    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv" --timeline "$BATS_TEST_TMPDIR/tl.csv"
     assert_failure 2
     assert_output --partial "cannot run here"
+    refute_output --partial "result: PASS"
+    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
+    assert [ ! -e "$BATS_TEST_TMPDIR/tl.csv" ]
 }
 
-# --- GPU ---------------------------------------------------------------------
+@test "05: the negative controls are built, each a small change of the reference" {
+    local f
+    for f in default-stream skip-copies no-wait pageable; do
+        assert [ -x "$FIXTURES/$f" ]
+        run diff "$KIT_ROOT/solutions/$LAB/streams.cu" "$FIXTURES/$f.cu"
+        assert_failure 1
+        [ "$(grep -c '^[<>]' <<<"$output")" -le 6 ] || fail "fixture $f changes more than a few lines"
+    done
+}
+
+# --- GPU: the reference at its default size ---------------------------------
 
 # bats test_tags=gpu
-@test "05: every version verifies at the default size" {
+@test "05: the reference passes at the default size; every run of every version verifies" {
     require_gpu
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
     assert_line "wrong-elements: 0"
+    assert_line "runs-returned-early: 0"
+    [ "$(kv kernel-work)" -gt 0 ] || fail "--kernel-work auto chose no work"
+    local key
+    for key in serial-pageable serial-pinned depth-first-{2,3,4,8,16,32} breadth-first-{2,3,4,8,16,32} \
+        plain-serial-pinned "plain-depth-first-$(kv best-chunks)"; do
+        assert_equal "$(kv "wrong-elements-$key")" 0
+        assert_equal "$(kv "bad-timed-runs-$key")" 0
+        assert_at_least "$(kv "reps-$key")" 3 "timed runs of $key"
+    done
 }
 
 # bats test_tags=gpu,perf
@@ -65,66 +98,191 @@ CASES
 }
 
 # bats test_tags=gpu,perf
-@test "05: the pipeline beats pinned serial and comes near its ideal" {
+@test "05: with the kernel as long as the copies in, the pipeline hides the kernels" {
     require_gpu
     run_reference_once "$LAB"
-    [ "$(kv copy-engines)" -ge 2 ] ||
-        skip "one copy engine: copies in and out cannot overlap (the balanced test covers it)"
-    assert_at_least "$(kv speedup-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP" "pipeline speedup"
+    assert_at_least "$(kv speedup-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP_BALANCED" \
+        "pipeline speedup over pinned serial"
+    [ "$(kv copy-engines)" -ge 2 ] || skip "one copy engine: copies in and out share it"
     assert_at_least "$(kv pipeline-fraction-of-ideal)" "$KIT_MIN_PIPELINE_FRACTION_OF_IDEAL" \
         "fraction of the ideal"
 }
 
-# bats test_tags=gpu
-@test "05: the timeline shows copies running beside kernels" {
+# bats test_tags=gpu,perf
+@test "05: with the course's plain kernel the pipeline still beats serial ${KIT_MIN_PIPELINE_SPEEDUP}x" {
     require_gpu
     run_reference_once "$LAB"
-    assert_at_least "$(kv overlap-copy-kernel-ms)" 0.001 "copy-kernel overlap (ms)"
-    assert_at_least "$(kv max-concurrent-operations)" 2 "operations at once"
+    [ "$(kv copy-engines)" -ge 2 ] ||
+        skip "one copy engine: copies in and out cannot overlap (the balanced test covers it)"
+    assert_at_least "$(kv speedup-plain-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP" "plain pipeline speedup"
+}
+
+# bats test_tags=gpu
+@test "05: the timeline shows copies beside kernels, three operations at once" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_line "overlap-judged: yes"
+    assert_equal "$(kv timeline-kernel-launches)" "$(kv timeline-chunks)"
+    assert_at_least "$(kv overlap-copy-kernel-fraction)" "$KIT_MIN_COPY_KERNEL_OVERLAP" "copies beside kernels"
+    if [ "$(kv copy-engines)" -ge 2 ]; then
+        assert_at_least "$(kv max-concurrent-operations)" 3 "operations at once (the course's 3-way)"
+    else
+        assert_at_least "$(kv max-concurrent-operations)" 2 "operations at once"
+    fi
 }
 
 # bats test_tags=gpu,perf
-@test "05: with a kernel as long as the copies, the pipeline hides the kernels" {
+@test "05: many hardware queues: the course's scheduling examples lose their false dependencies" {
     require_gpu
-    run "$REF" --kernel-work auto --streams 8 --reps 5 --timeline "$BATS_TEST_TMPDIR/t.csv"
-    assert_success
-    assert_line "result: PASS"
-    assert_at_least "$(kv speedup-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP_BALANCED" \
-        "balanced pipeline speedup"
-    # The kernels hide behind the copies: for most of their time a copy ran too.
-    assert_at_least "$(kv overlap-copy-kernel-ms)" \
-        "$(awk -v k="$(kv time-kernel-ms)" 'BEGIN { print 0.5 * k }')" "copy-kernel overlap (ms)"
-    # The timeline: a header and three operations for each of the 8 chunks.
-    run wc -l <"$BATS_TEST_TMPDIR/t.csv"
-    assert_output 25
-    run head -n 1 "$BATS_TEST_TMPDIR/t.csv"
-    assert_output "chunk,operation,start_ms,end_ms"
+    run_reference_once "$LAB"
+    local most
+    # Breadth-first needs 2 units, as in the course; with 8 queues depth-first does too.
+    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 2 + s }')
+    assert_at_least "$most" "$(kv units-two-kernels-breadth-first)" "units, breadth-first"
+    assert_at_least "$most" "$(kv units-two-kernels-depth-first)" "units, depth-first"
+    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 + s }')
+    assert_at_least "$most" "$(kv units-unequal-depth-first)" "units, unequal kernels depth-first"
+    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 + s }')
+    assert_at_least "$most" "$(kv units-copy-queue-stream-1-first)" "units, copy out of stream 2 issued last"
+    # 4-way: the host works while the GPU does.
+    assert_at_least "$(awk -v a="$(kv time-host-work-first-ms)" -v f="$KIT_MAX_FOUR_WAY_FRACTION" \
+        'BEGIN { print a * f }')" "$(kv time-4-way-ms)" "host work before the pipeline x $KIT_MAX_FOUR_WAY_FRACTION"
 }
 
 # bats test_tags=gpu
-@test "05: one hardware queue (--connections 1) still verifies and reports both orders" {
+@test "05: the default run takes seconds, not minutes" {
     require_gpu
-    run "$REF" --connections 1 --streams 8 --reps 5
+    local start=$SECONDS
+    run "$REF" --seed 7
+    assert_success
+    [ $((SECONDS - start)) -le 20 ] || fail "the default run took $((SECONDS - start)) s"
+}
+
+# --- GPU: one hardware queue, the course's Fermi ----------------------------
+
+# bats test_tags=gpu,perf
+@test "05: one hardware queue (--connections 1): the false dependencies of the course come back" {
+    require_gpu
+    run "$REF" --connections 1 --streams 8 --size "$SIZE"
     assert_success
     assert_line "connections: 1"
-    assert_line --regexp "^time-depth-first-ms: [0-9.]+$"
-    assert_line --regexp "^time-breadth-first-ms: [0-9.]+$"
+    assert_line "overlap-judged: no"
+    assert_output --partial "one hardware queue the traced run's events serialise the streams"
+    local least most
+    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 - s }')
+    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 2 + s }')
+    assert_at_least "$(kv units-two-kernels-depth-first)" "$least" "units, depth-first (course: 3)"
+    assert_at_least "$most" "$(kv units-two-kernels-breadth-first)" "units, breadth-first (course: 2)"
+    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 5 - s }')
+    assert_at_least "$(kv units-unequal-depth-first)" "$least" "units, unequal depth-first (course: 5)"
+    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 + s }')
+    assert_at_least "$most" "$(kv units-unequal-course-order)" "units, the course's order (course: 3)"
+    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 5 - s }')
+    assert_at_least "$(kv units-copy-queue-stream-1-first)" "$least" "units, DH2 behind DH1 (course: 5)"
+    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 + s }')
+    assert_at_least "$most" "$(kv units-copy-queue-dh2-first)" "units, DH2 first (course: 4)"
+    assert_at_least "$(awk -v b="$(kv time-breadth-first-8-ms)" -v d="$(kv time-depth-first-8-ms)" \
+        'BEGIN { print b / d }')" "$KIT_MIN_ONE_QUEUE_BREADTH_OVER_DEPTH" "breadth-first over depth-first"
 }
 
+# --- GPU: negative controls --------------------------------------------------
+
 # bats test_tags=gpu
-@test "05: the skeleton as shipped fails" {
+@test "05: the skeleton as shipped fails, pointing at its TODOs" {
     require_gpu
-    run "$SKELETON" --size 4M --streams 4 --reps 2
+    run "$SKELETON" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"
-    assert_output --partial "alloc_pinned returned pageable memory"
-    assert_output --partial "no two operations ran at once"
+    assert_output --partial "alloc_host returned NULL"
+    assert_output --partial "(TODO(1))"
+    assert_output --partial "create_streams left streams[0] the default stream"
+    assert_output --partial "(TODO(2))"
+    assert_output --partial "depth-first, 4 chunks: 4194304 of 4194304 elements of C are wrong"
+    assert_output --partial "still holds the kit's poison"
+    assert_output --partial "see TODO(3), TODO(4) and TODO(6)"
 }
 
 # bats test_tags=gpu
-@test "05: uneven chunks verify" {
+@test "05: kernels in the default stream fail: no copy runs beside a kernel" {
+    require_gpu
+    run "$FIXTURES/default-stream" --size "$SIZE" --streams 4
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "wrong-elements: 0"
+    assert_line "overlap-judged: yes"
+    assert_output --partial "copies ran beside kernels for only"
+    assert_output --partial "(TODO(4))"
+    # The same run of the reference passes.
+    run "$REF" --size "$SIZE" --streams 4
+    assert_success
+    assert_line "overlap-judged: yes"
+}
+
+# bats test_tags=gpu
+@test "05: a pipeline that stops copying in fails: the device inputs are poisoned before every run" {
+    require_gpu
+    run "$FIXTURES/skip-copies" --size 4M --streams 4
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "the sum of the kit's poison: its A and B were not on the device"
+    assert_output --partial "timed runs left results unlike the checked run's"
+}
+
+# bats test_tags=gpu
+@test "05: a pipeline that returns before its streams are done fails" {
+    require_gpu
+    run "$FIXTURES/no-wait" --size 4M --streams 4
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "returned while the stream of chunk"
+    assert_output --partial "(TODO(5))"
+    assert_line --regexp "^runs-returned-early: [1-9][0-9]*$"
+}
+
+# bats test_tags=gpu
+@test "05: pageable host memory from alloc_host fails" {
+    require_gpu
+    run "$FIXTURES/pageable" --size 4M --streams 4
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "alloc_host returned pageable memory"
+}
+
+# --- GPU: other sizes and options --------------------------------------------
+
+# bats test_tags=gpu
+@test "05: uneven chunks and sizes no multiple of a block verify" {
     require_gpu
     run "$REF" --size 1000003 --streams 7 --reps 2
     assert_success
+    assert_line "size: 1000003"
     assert_line "result: PASS"
+    run "$REF" --size 33 --streams 32 --reps 1 --kernel-work 0
+    assert_success
+    assert_line "result: PASS"
+}
+
+# bats test_tags=gpu
+@test "05: --seed is used and printed; --csv writes the table; --timeline writes every operation" {
+    require_gpu
+    local csv="$BATS_TEST_TMPDIR/table.csv" tl="$BATS_TEST_TMPDIR/timeline.csv"
+    run "$REF" --size 1M --streams 4 --reps 2 --seed 42 --csv "$csv" --timeline "$tl"
+    assert_success
+    assert_line "seed: 42"
+    assert_line "reps-depth-first-4: 2"
+    refute_line --regexp "^time-depth-first-8-ms:"
+    run head -n 1 "$csv"
+    assert_output "gpu,size,seed,version,chunks,kernel_work,time_ms,ideal_ms,correct"
+    # Two serial versions, both orders, the plain kernel's two.
+    run wc -l <"$csv"
+    assert_output 7
+    run sed -n 4p "$csv"
+    assert_output --regexp '^"[^"]+",1048576,42,"depth-first, 4 chunks",4,[0-9]+,'
+    run head -n 1 "$tl"
+    assert_output "chunk,operation,stream,start_ms,end_ms"
+    # Four chunks: two copies in, a kernel and a copy out each.
+    run wc -l <"$tl"
+    assert_output 17
+    run grep -c ',kernel,-1,' "$tl"
+    assert_output 4
 }

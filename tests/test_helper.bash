@@ -47,8 +47,8 @@ KIT_MIN_PINNED_OVER_PAGEABLE=1.5
 # Lab 05: the best pipeline against pinned serial, with the plain kernel:
 # with two copy engines it hides the copies out behind the copies in.
 KIT_MIN_PIPELINE_SPEEDUP=1.15
-# ...and with --kernel-work auto (kernel as long as the copies in), on any
-# GPU with a copy engine: the kernel hides behind the copies.
+# ...and with --kernel-work auto (kernel as long as the copies in, the
+# default), on any GPU with a copy engine: the kernel hides behind the copies.
 KIT_MIN_PIPELINE_SPEEDUP_BALANCED=1.3
 # Lab 05: the best pipeline against the ideal computed from its parts.
 KIT_MIN_PIPELINE_FRACTION_OF_IDEAL=0.75
@@ -78,6 +78,19 @@ KIT_MIN_ILP_FRACTION_OF_TLP=0.85
 # and 8.9); __sinf against sinf at least this much faster.
 KIT_MAX_FP64_RATIO_FACTOR=2
 KIT_MIN_SINF_INTRINSIC_SPEEDUP=1.5
+# Lab 05: in the timeline of the default run, copies beside kernels for at
+# least this share of the time kernels run.
+KIT_MIN_COPY_KERNEL_OVERLAP=0.5
+# Lab 05: the course's scheduling examples count units of time; launches
+# and copies' latency may add this much to the course's count.
+KIT_UNITS_SLACK=0.35
+# Lab 05: with one hardware queue (--connections 1) and the kernel as long
+# as the copies in, breadth-first issue against depth-first (the course's
+# three-stream example: 7 units against 5).
+KIT_MIN_ONE_QUEUE_BREADTH_OVER_DEPTH=1.15
+# Lab 05: the host's work between the asynchronous calls (4-way) against
+# the same work done before the pipeline, at most this share of the time.
+KIT_MAX_FOUR_WAY_FRACTION=0.9
 
 # ---------------------------------------------------------------------------
 

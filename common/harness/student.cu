@@ -5,7 +5,9 @@
  *   KIT_COUNTED=0   as written, for timing: in_floats is const float *,
  *                   out_floats float *, shared_float float, ...
  *   KIT_COUNTED=1   with the counting types of kit_counted.h in their
- *                   place: every access the file's kernels make is counted.
+ *                   place: every access the file's kernels make is counted
+ *                   (a lab's contract may trace other things in this build:
+ *                   Lab 05 records when each copy and kernel ran).
  *
  * Each build puts the file in a namespace of its own (kit_timed,
  * kit_counted), so that both link into one program with the harness, and
@@ -29,6 +31,15 @@
 #include "kit_counted.h"
 #include KIT_LAB_H
 #include "kit_student.h"
+
+/*
+ * CUDA_CHECK(call): how a student's file checks a CUDA call. On an error
+ * it names the call, the student's file and line, and ends the program
+ * (through the kit's kit_check: exit 2 where the machine cannot run CUDA
+ * at all, 1 otherwise). After a launch: CUDA_CHECK(cudaGetLastError()).
+ * The call is named as written, before any macro of the traced build.
+ */
+#define CUDA_CHECK(call) kit_check((call), #call, __FILE__, __LINE__)
 
 #if KIT_COUNTED
 #define KIT_NS kit_counted
@@ -61,6 +72,13 @@ typedef unsigned int *out_uints;
 typedef float shared_float;
 typedef double shared_double;
 #endif
+
+/* What the lab's contract adds to the student's scope, if anything (its
+ * part under KIT_STUDENT_SCOPE: e.g. a kernel of the kit's that the
+ * student launches). */
+#define KIT_STUDENT_SCOPE 1
+#include KIT_LAB_H
+#undef KIT_STUDENT_SCOPE
 
 #include KIT_STUDENT_FILE
 

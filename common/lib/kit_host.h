@@ -57,4 +57,22 @@ static inline long long kit_parallel_check(unsigned long long n, kit_check_range
     return total;
 }
 
+/* Sets bytes of p to `byte`, on up to 16 threads: poisoning a 128 MiB host
+ * array before every timed run must not take longer than the run. */
+static inline void kit_parallel_fill(void *p, int byte, size_t bytes)
+{
+    unsigned int threads = std::thread::hardware_concurrency();
+    std::thread pool[16];
+
+    threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
+    if (bytes < (4u << 20))
+        threads = 1;
+    for (unsigned int t = 0; t < threads; t++) {
+        size_t b = bytes / threads * t, e = t + 1 == threads ? bytes : bytes / threads * (t + 1);
+        pool[t] = std::thread([=] { memset((char *)p + b, byte, e - b); });
+    }
+    for (unsigned int t = 0; t < threads; t++)
+        pool[t].join();
+}
+
 #endif /* KIT_HOST_H */

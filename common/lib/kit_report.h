@@ -71,10 +71,11 @@ static inline void kit_kv_device(const kit_device *d)
 }
 
 /*
- * Checks early that --csv can be written (exit 64 if not), without creating
- * the file: a program that cannot run must not leave an empty one.
+ * Checks early that the file of an output option can be written (exit 64
+ * if not), without creating it: a program that cannot run must not leave
+ * an empty one. '-' is stdout.
  */
-static inline void kit_csv_check(const char *path)
+static inline void kit_output_check(const char *option, const char *path)
 {
     char dir[4096];
     const char *slash;
@@ -87,10 +88,13 @@ static inline void kit_csv_check(const char *path)
     else
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
     if (access(dir, W_OK) != 0)
-        kit_die(KIT_EXIT_USAGE, "--csv %s: cannot write in %s: %s", path, dir, strerror(errno));
+        kit_die(KIT_EXIT_USAGE, "%s %s: cannot write in %s: %s", option, path, dir, strerror(errno));
     if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
-        kit_die(KIT_EXIT_USAGE, "--csv %s: cannot write: %s", path, strerror(errno));
+        kit_die(KIT_EXIT_USAGE, "%s %s: cannot write: %s", option, path, strerror(errno));
 }
+
+/* The same for --csv. */
+static inline void kit_csv_check(const char *path) { kit_output_check("--csv", path); }
 
 /* The columns every lab's CSV starts with: which GPU, size and seed. */
 static inline void kit_csv_prefix(FILE *f, const kit_device *d, unsigned long long size,

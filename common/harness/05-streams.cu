@@ -1,0 +1,1252 @@
+/*
+ * Lab 05: CUDA streams - the harness.
+ * The student's file: labs/05-streams/streams.cu; the handout:
+ * handouts/05-streams.md.
+ *
+ * The course's "vector addition with streams", C = A + B on 32-bit
+ * integers large enough that the copies over PCIe dominate:
+ *
+ *   1. the kit's serial versions: pageable host memory and cudaMemcpy,
+ *      then pinned memory, still serial; the three parts alone (copies in,
+ *      kernel, copies out), for the bandwidths and the pipelines' ideal;
+ *   2. the student's pipeline, depth-first and breadth-first, for 2, 3, 4,
+ *      8, 16 and 32 chunks (--streams N: one N), against its ideal; then
+ *      the same with the course's plain kernel;
+ *   3. a timeline of the fastest depth-first pipeline from the student's
+ *      traced build (kit_timeline.h): when each copy and kernel ran, how
+ *      long copies ran beside kernels;
+ *   4. the course's scheduling examples, the kit's own: two kernels per
+ *      stream that each fill half the GPU, issued depth-first and
+ *      breadth-first (and the course's unequal pair); a copy out blocked
+ *      behind another stream's; host work between the asynchronous calls
+ *      (4-way concurrency).
+ *
+ * The kernel is made as long as the copies in (--kernel-work auto, the
+ * default), the course's picture of three stages of similar length; the
+ * plain kernel (--kernel-work 0) is measured too. Every version is checked
+ * element by element after every run, timed or not, with the device
+ * arrays and C poisoned before it (kit_pipeline.h). NVTX ranges name the
+ * versions, the chunks' streams and the host's work for Nsight Systems.
+ */
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <time.h>
+
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_device.h"
+#include "kit_pipeline.h"
+#include "kit_report.h"
+#include "kit_rng.h"
+#include "kit_row.h"
+#include "kit_timeline.h"
+#include "kit_timing.h"
+
+#include "05-streams.h"
+#include "kit_student.h"
+
+#define DEFAULT_SIZE (1u << 25) /* 3 x 128 MiB: copies of tens of ms on PCIe 3, a few on PCIe 5 */
+#define MAX_CHUNKS 64
+#define MAX_WORK 1000000
+/* The verdict: in the timeline, copies run beside kernels for at least
+ * this share of the time kernels run... */
+#define MIN_COPY_KERNEL_OVERLAP 0.25
+/* ...judged where a chunk's kernel lasts at least this many times the
+ * clocks' uncertainty (kit_clock), by which each kernel is first narrowed
+ * at both ends: what is left of it is then at least half. */
+#define JUDGE_KERNEL_OVER_UNCERTAINTY 4.0
+/* The scheduling examples: copies of this size, kernels of this many ns per unit. */
+#define EXPERIMENT_COPY_BYTES (16u << 20)
+#define EXPERIMENT_UNIT_NS 1000000ull
+#define EXPERIMENT_REPS 3
+#define FOUR_WAY_CHUNKS 4
+
+static const kit_student_api *timed = &kit_student_timed;
+static const kit_student_api *traced = &kit_student_counted;
+
+static const char *const PIPELINE_TODOS = "TODO(3), TODO(4) and TODO(6)";
+
+/* ---- the data ------------------------------------------------------------------ */
+
+typedef struct {
+    unsigned int n;
+    size_t bytes;                /* of one array */
+    unsigned int *dA, *dB, *dC;  /* device */
+    unsigned int *A, *B, *C;     /* pageable: the inputs as drawn (every C is checked against them) */
+    unsigned int *kA, *kB, *kC;  /* pinned, the kit's: its serial versions and examples */
+    unsigned int *sA, *sB, *sC;  /* the student's alloc_host (or the kit's stand-in) */
+    int from_student;            /* sA, sB, sC came from alloc_host */
+} data_t;
+
+static unsigned int *pinned(size_t bytes)
+{
+    void *p = NULL;
+    KIT_CHECK(cudaMallocHost(&p, bytes));
+    return (unsigned int *)p;
+}
+
+/* The student's host arrays: alloc_host's, or pageable ones of the kit's
+ * where alloc_host returned nothing, so that the rest still runs. */
+static int student_arrays(data_t *d)
+{
+    void *p[3];
+    int ok = 1;
+
+    for (int i = 0; i < 3; i++)
+        p[i] = timed->alloc_host(d->bytes);
+    if (!p[0] || !p[1] || !p[2]) {
+        fprintf(stderr, "%s: alloc_host returned NULL; the kit goes on with pageable memory of its own, "
+                        "from which no copy can overlap anything (TODO(1))\n", kit_program);
+        for (int i = 0; i < 3; i++)
+            if (p[i])
+                timed->free_host(p[i]);
+        for (int i = 0; i < 3; i++)
+            p[i] = kit_host_alloc(d->bytes);
+        d->from_student = 0;
+        ok = 0;
+    } else {
+        d->from_student = 1;
+        for (int i = 0; i < 3; i++)
+            if (!kit_is_pinned(p[i]) && ok) {
+                fprintf(stderr, "%s: alloc_host returned pageable memory: the driver stages every copy from "
+                                "it through a buffer of its own, and no copy can overlap anything (TODO(1))\n",
+                        kit_program);
+                ok = 0;
+            }
+    }
+    d->sA = (unsigned int *)p[0];
+    d->sB = (unsigned int *)p[1];
+    d->sC = (unsigned int *)p[2];
+    memcpy(d->sA, d->A, d->bytes);
+    memcpy(d->sB, d->B, d->bytes);
+    return ok;
+}
+
+static void data_setup(data_t *d, unsigned int n, unsigned long long seed)
+{
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    d->bytes = (size_t)n * sizeof(unsigned int);
+    KIT_CHECK(cudaMalloc((void **)&d->dA, d->bytes));
+    KIT_CHECK(cudaMalloc((void **)&d->dB, d->bytes));
+    KIT_CHECK(cudaMalloc((void **)&d->dC, d->bytes));
+    d->A = (unsigned int *)kit_host_alloc(d->bytes);
+    d->B = (unsigned int *)kit_host_alloc(d->bytes);
+    d->C = (unsigned int *)kit_host_alloc(d->bytes);
+    d->kA = pinned(d->bytes);
+    d->kB = pinned(d->bytes);
+    d->kC = pinned(d->bytes);
+    kit_fill_bits(d->dA, n, seed);
+    kit_fill_bits(d->dB, n, seed + 1);
+    KIT_CHECK(cudaMemcpy(d->A, d->dA, d->bytes, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(d->B, d->dB, d->bytes, cudaMemcpyDeviceToHost));
+    memcpy(d->kA, d->A, d->bytes);
+    memcpy(d->kB, d->B, d->bytes);
+}
+
+static void data_teardown(data_t *d)
+{
+    KIT_CHECK(cudaFree(d->dA));
+    KIT_CHECK(cudaFree(d->dB));
+    KIT_CHECK(cudaFree(d->dC));
+    free(d->A);
+    free(d->B);
+    free(d->C);
+    KIT_CHECK(cudaFreeHost(d->kA));
+    KIT_CHECK(cudaFreeHost(d->kB));
+    KIT_CHECK(cudaFreeHost(d->kC));
+    if (d->from_student) {
+        timed->free_host(d->sA);
+        timed->free_host(d->sB);
+        timed->free_host(d->sC);
+    } else {
+        free(d->sA);
+        free(d->sB);
+        free(d->sC);
+    }
+}
+
+/* ---- one version: run, poison, check ------------------------------------------- */
+
+enum version { SERIAL_PAGEABLE, SERIAL_PINNED, DEPTH_FIRST, BREADTH_FIRST };
+
+typedef struct {
+    data_t *d;
+    enum version v;
+    const kit_student_api *api; /* the build whose pipeline runs */
+    struct vector_pipeline job;
+    cudaStream_t streams[MAX_CHUNKS];
+    const char *name; /* of the row being measured */
+    long long early;  /* its runs that returned while a stream still worked */
+    int told;         /* the first wrong run is described */
+} run_t;
+
+/* Runs that returned early, in all rows; the first is described. */
+static long long early_total;
+
+/* The kit's serial version: the course's program before streams. */
+static void serial(const data_t *d, const unsigned int *A, const unsigned int *B, unsigned int *C)
+{
+    KIT_CHECK(cudaMemcpy(d->dA, A, d->bytes, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(d->dB, B, d->bytes, cudaMemcpyHostToDevice));
+    kit_vector_add(d->dA, d->dB, d->dC, d->n, 0, &kit_vector_knobs_now);
+    KIT_CHECK(cudaMemcpy(C, d->dC, d->bytes, cudaMemcpyDeviceToHost));
+}
+
+/* The host array this version leaves C in. */
+static unsigned int *output_of(const run_t *r)
+{
+    return r->v == SERIAL_PAGEABLE ? r->d->C : r->v == SERIAL_PINNED ? r->d->kC : r->d->sC;
+}
+
+static void run_once(void *p)
+{
+    run_t *r = (run_t *)p;
+    switch (r->v) {
+    case SERIAL_PAGEABLE: serial(r->d, r->d->A, r->d->B, r->d->C); return;
+    case SERIAL_PINNED: serial(r->d, r->d->kA, r->d->kB, r->d->kC); return;
+    case DEPTH_FIRST: r->api->pipeline_depth_first(&r->job); break;
+    case BREADTH_FIRST: r->api->pipeline_breadth_first(&r->job); break;
+    }
+    /* Right away, before the kit's own waiting: is every stream done? */
+    for (int i = 0; i < r->job.nchunks; i++) {
+        cudaError_t e;
+        if (!r->streams[i])
+            continue;
+        e = cudaStreamQuery(r->streams[i]);
+        if (e == cudaErrorNotReady) {
+            r->early++;
+            if (early_total++ == 0)
+                fprintf(stderr, "%s: %s: returned while the stream of chunk %d was still working; the kit "
+                                "would have read C before it was complete: wait for every chunk before "
+                                "returning (TODO(5))\n", kit_program, r->name, i);
+            break;
+        }
+        KIT_CHECK(e);
+    }
+}
+
+static void poison(void *p)
+{
+    run_t *r = (run_t *)p;
+    kit_pipeline_poison(r->d->dA, r->d->dB, r->d->dC, output_of(r), r->d->n);
+}
+
+/* Elements of C wrong after the last run; the first wrong run is described. */
+static long long check_run(run_t *r)
+{
+    long long bad = kit_vector_check(r->d->A, r->d->B, output_of(r), r->d->n, r->told ? NULL : r->name);
+    if (bad)
+        r->told = 1;
+    return bad;
+}
+
+static long long verify(void *p, const kit_row *row) { (void)row; return check_run((run_t *)p); }
+static long long compare(void *p) { return check_run((run_t *)p); }
+
+/* Measures a row; returns how many of its runs returned early. */
+static long long measure(run_t *r, kit_row *row, const kit_policy *policy)
+{
+    kit_row_work w = {r, NULL, run_once, poison, verify, NULL, compare};
+    r->name = row->name;
+    r->early = 0;
+    r->told = 0;
+    nvtxRangePushA(row->name);
+    kit_row_measure(row, &w, policy);
+    nvtxRangePop();
+    return r->early;
+}
+
+/* ---- the student's streams ------------------------------------------------------ */
+
+static int streams_reported;
+
+/* Checks what create_streams made: n distinct streams, none of them the default one. */
+static int check_streams(const cudaStream_t *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (s[i] == 0 || s[i] == cudaStreamLegacy || s[i] == cudaStreamPerThread) {
+            if (!streams_reported++)
+                fprintf(stderr, "%s: create_streams left streams[%d] the default stream, with which every "
+                                "other stream waits: the chunks cannot overlap (TODO(2))\n", kit_program, i);
+            return 0;
+        }
+        for (int j = 0; j < i; j++)
+            if (s[j] == s[i]) {
+                if (!streams_reported++)
+                    fprintf(stderr, "%s: create_streams gave streams[%d] and streams[%d] the same stream: "
+                                    "their chunks run one after the other (TODO(2))\n", kit_program, j, i);
+                return 0;
+            }
+    }
+    return 1;
+}
+
+/* The job of n chunks in the student's streams; returns 0 if they are wrong. */
+static int open_job(run_t *r, int nchunks)
+{
+    data_t *d = r->d;
+    int ok;
+
+    memset(r->streams, 0, sizeof r->streams);
+    timed->create_streams(r->streams, nchunks);
+    ok = check_streams(r->streams, nchunks);
+    for (int i = 0; i < nchunks; i++)
+        if (r->streams[i] && r->streams[i] != cudaStreamLegacy && r->streams[i] != cudaStreamPerThread) {
+            char name[32];
+            snprintf(name, sizeof name, "chunk %d", i);
+            nvtxNameCudaStreamA(r->streams[i], name);
+        }
+    r->job.A = d->sA;
+    r->job.B = d->sB;
+    r->job.C = d->sC;
+    r->job.dA = d->dA;
+    r->job.dB = d->dB;
+    r->job.dC = d->dC;
+    r->job.n = d->n;
+    r->job.nchunks = nchunks;
+    r->job.streams = r->streams;
+    return ok;
+}
+
+static void close_job(run_t *r)
+{
+    timed->destroy_streams(r->streams, r->job.nchunks);
+    KIT_CHECK(cudaDeviceSynchronize());
+}
+
+/* ---- the parts, for the bandwidths and the ideal ------------------------------- */
+
+enum part { H2D_PAGEABLE, D2H_PAGEABLE, H2D_PINNED, D2H_PINNED, KERNEL };
+
+typedef struct {
+    data_t *d;
+    enum part what;
+} part_t;
+
+static void run_part(void *p)
+{
+    const part_t *x = (const part_t *)p;
+    const data_t *d = x->d;
+    switch (x->what) {
+    case H2D_PAGEABLE: KIT_CHECK(cudaMemcpy(d->dA, d->A, d->bytes, cudaMemcpyHostToDevice)); break;
+    case D2H_PAGEABLE: KIT_CHECK(cudaMemcpy(d->C, d->dC, d->bytes, cudaMemcpyDeviceToHost)); break;
+    case H2D_PINNED: KIT_CHECK(cudaMemcpy(d->dA, d->kA, d->bytes, cudaMemcpyHostToDevice)); break;
+    case D2H_PINNED: KIT_CHECK(cudaMemcpy(d->kC, d->dC, d->bytes, cudaMemcpyDeviceToHost)); break;
+    case KERNEL: kit_vector_add(d->dA, d->dB, d->dC, d->n, 0, &kit_vector_knobs_now); break;
+    }
+}
+
+static double time_part(data_t *d, enum part what, const kit_policy *policy)
+{
+    part_t x = {d, what};
+    kit_work w = {NULL, run_part, NULL, &x};
+    run_part(&x); /* warm-up */
+    KIT_CHECK(cudaDeviceSynchronize());
+    return kit_measure(&w, policy).median_ms;
+}
+
+/* The kernel's extra work that makes it as long as target_ms: secant steps
+ * on time(work), from high work (at low work the kernel is memory-bound). */
+static int calibrate_work(data_t *d, double target_ms)
+{
+    part_t x = {d, KERNEL};
+    double w0 = 1024, w1 = 8192, t0, t1;
+
+    kit_vector_knobs_now.work = (int)w0;
+    t0 = kit_time_launches(run_part, &x, 1, 3).median_ms;
+    for (int it = 0; it < 6; it++) {
+        double w2;
+        kit_vector_knobs_now.work = (int)w1;
+        t1 = kit_time_launches(run_part, &x, 1, 3).median_ms;
+        if (fabs(t1 - target_ms) < 0.02 * target_ms || t1 == t0)
+            break;
+        w2 = w1 + (target_ms - t1) * (w1 - w0) / (t1 - t0);
+        w2 = w2 < 0 ? 0 : w2 > MAX_WORK ? MAX_WORK : w2;
+        w0 = w1, t0 = t1, w1 = w2;
+    }
+    return (int)w1;
+}
+
+/* ---- the timeline of one traced run -------------------------------------------- */
+
+typedef struct {
+    int done;           /* a traced run happened */
+    int nchunks;
+    long long wrong;
+    kit_span *spans;
+    int nspans;
+    int launches;       /* kernel launches seen */
+    double mean_kernel_ms;
+    kit_overlap raw;    /* as measured */
+    kit_overlap judged; /* kernels narrowed by the clocks' uncertainty */
+    double uncertainty_ms;
+    long long missed;   /* copies not recorded */
+} timeline_t;
+
+/* The row of an operation: the element its chunk starts at. */
+static long long offset_in(const void *p, const unsigned int *base, unsigned int n)
+{
+    const unsigned int *q = (const unsigned int *)p;
+    return q >= base && q < base + n ? (long long)(q - base) : -1;
+}
+
+static int stream_index(const run_t *r, cudaStream_t s)
+{
+    for (int i = 0; i < r->job.nchunks; i++)
+        if (r->streams[i] == s && s)
+            return i;
+    return -1;
+}
+
+static void traced_run(run_t *r, int nchunks, timeline_t *tl)
+{
+    data_t *d = r->d;
+    kit_clock clock;
+    kit_block_span *dspans, *hspans;
+    kit_launch_span launches[4 * MAX_CHUNKS];
+    unsigned long long cap = d->n / 32 + 1;
+    kit_copy_trace *ct = &kit_copy_trace_now;
+    int nl;
+
+    memset(tl, 0, sizeof *tl);
+    tl->nchunks = nchunks;
+    open_job(r, nchunks);
+    r->api = traced;
+    r->v = DEPTH_FIRST;
+    r->name = "the traced run";
+    r->early = 0;
+    r->told = 0;
+    nvtxRangePushA("traced run");
+    /* Once untraced: the traced build's code is loaded and warm. */
+    poison(r);
+    run_once(r);
+    KIT_CHECK(cudaDeviceSynchronize());
+    tl->wrong = check_run(r);
+
+    KIT_CHECK(cudaMalloc((void **)&dspans, cap * sizeof *dspans));
+    KIT_CHECK(cudaMemset(dspans, 0, cap * sizeof *dspans));
+    poison(r);
+    kit_vector_knobs_now.trace = dspans;
+    kit_vector_knobs_now.trace_cap = cap;
+    kit_vector_knobs_now.trace_base = d->dC;
+    kit_copy_trace_start(8 * nchunks + 64);
+    kit_clock_begin(&clock);
+    run_once(r);
+    kit_clock_end(&clock);
+    kit_copy_trace_stop();
+    kit_vector_knobs_now.trace = NULL;
+    tl->wrong += check_run(r);
+    nvtxRangePop();
+
+    hspans = (kit_block_span *)kit_host_alloc(cap * sizeof *hspans);
+    KIT_CHECK(cudaMemcpy(hspans, dspans, cap * sizeof *hspans, cudaMemcpyDeviceToHost));
+    nl = kit_launch_spans(hspans, cap, launches, KIT_COUNT(launches));
+    tl->spans = (kit_span *)kit_host_alloc(sizeof(kit_span) * (size_t)(ct->count + nl + 1));
+    for (int i = 0; i < ct->count; i++) {
+        const kit_copy_record *c = &ct->rec[i];
+        kit_span *s = &tl->spans[tl->nspans];
+        long long a = offset_in(c->dst, d->dA, d->n), b = offset_in(c->dst, d->dB, d->n);
+        long long o = offset_in(c->src, d->dC, d->n);
+        if (!c->recorded) {
+            tl->missed++;
+            continue;
+        }
+        s->op = a >= 0 || b >= 0 ? KIT_OP_H2D : o >= 0 ? KIT_OP_D2H : KIT_OP_OTHER;
+        s->row = a >= 0 ? a : b >= 0 ? b : o >= 0 ? o : -1;
+        s->stream = stream_index(r, c->stream);
+        s->start = kit_clock_event_ms(&clock, c->start);
+        s->end = kit_clock_event_ms(&clock, c->end);
+        tl->nspans++;
+    }
+    tl->missed += ct->missed;
+    for (int i = 0; i < nl; i++) {
+        kit_span *s = &tl->spans[tl->nspans++];
+        s->op = KIT_OP_KERNEL;
+        s->row = offset_in((const void *)(size_t)launches[i].launch, d->dC, d->n);
+        s->stream = -1;
+        s->start = kit_clock_ms(&clock, launches[i].start);
+        s->end = kit_clock_ms(&clock, launches[i].end);
+        tl->mean_kernel_ms += (s->end - s->start) / nl;
+    }
+    tl->launches = nl;
+    tl->uncertainty_ms = clock.uncertainty_ms;
+    tl->raw = kit_overlap_of(tl->spans, tl->nspans, 0.0);
+    tl->judged = kit_overlap_of(tl->spans, tl->nspans, clock.uncertainty_ms);
+    tl->done = 1;
+
+    free(hspans);
+    KIT_CHECK(cudaFree(dspans));
+    kit_clock_destroy(&clock);
+    close_job(r);
+    r->api = timed;
+}
+
+/* ---- the course's scheduling examples (the kit's own) --------------------------- */
+
+/* Every thread of every block waits `ns` from its block's start: the block
+ * holds its share of the SM (threads, registers) all that time. */
+static __global__ void __launch_bounds__(1024) spin_kernel(unsigned long long ns, unsigned long long *span)
+{
+    __shared__ unsigned long long t0;
+    if (threadIdx.x == 0)
+        t0 = kit_globaltimer();
+    __syncthreads();
+    while (kit_globaltimer() - t0 < ns) {
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicMin(&span[0], t0);
+        atomicMax(&span[1], kit_globaltimer());
+    }
+}
+
+typedef struct {
+    const char *name; /* "Ka1" */
+    int stream;
+    int units;
+} kspec;
+
+#define MAX_KERNELS 4
+
+typedef struct {
+    const char *label;
+    int order[MAX_KERNELS];
+    int course_units; /* the course's count with one compute queue (Fermi) */
+    double units;     /* measured, median of EXPERIMENT_REPS */
+    double start[MAX_KERNELS], end[MAX_KERNELS]; /* in units, of the median run */
+} korder;
+
+/* Issues the kernels in the given order, each filling half of every SM;
+ * returns the time from the first start to the last end, in units. */
+static double run_kernels(const kspec *k, const int *order, int nk, cudaStream_t *s, const kit_device *dev,
+                          unsigned long long *dspan, double *start, double *end)
+{
+    unsigned long long h[2 * MAX_KERNELS], first = ~0ull, last = 0;
+    int threads = dev->max_threads_per_sm / 2;
+
+    threads = threads > 1024 ? 1024 : threads;
+    for (int j = 0; j < nk; j++)
+        h[2 * j] = ~0ull, h[2 * j + 1] = 0;
+    KIT_CHECK(cudaMemcpy(dspan, h, sizeof h, cudaMemcpyHostToDevice));
+    for (int j = 0; j < nk; j++) {
+        const kspec *x = &k[order[j]];
+        spin_kernel<<<dev->sms, threads, 0, s[x->stream]>>>(x->units * EXPERIMENT_UNIT_NS, dspan + 2 * order[j]);
+        KIT_CHECK_LAUNCH();
+    }
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaMemcpy(h, dspan, sizeof h, cudaMemcpyDeviceToHost));
+    for (int j = 0; j < nk; j++) {
+        first = h[2 * j] < first ? h[2 * j] : first;
+        last = h[2 * j + 1] > last ? h[2 * j + 1] : last;
+    }
+    for (int j = 0; j < nk; j++) {
+        start[j] = (double)(h[2 * j] - first) / EXPERIMENT_UNIT_NS;
+        end[j] = (double)(h[2 * j + 1] - first) / EXPERIMENT_UNIT_NS;
+    }
+    return (double)(last - first) / EXPERIMENT_UNIT_NS;
+}
+
+static void kernel_orders(const kspec *k, int nk, korder *o, int norders, cudaStream_t *s, const kit_device *dev,
+                          unsigned long long *dspan)
+{
+    for (int i = 0; i < norders; i++) {
+        double u[EXPERIMENT_REPS], st[EXPERIMENT_REPS][MAX_KERNELS], en[EXPERIMENT_REPS][MAX_KERNELS];
+        int med = 0;
+        nvtxRangePushA(o[i].label);
+        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
+            u[rep] = run_kernels(k, o[i].order, nk, s, dev, dspan, st[rep], en[rep]);
+        nvtxRangePop();
+        for (int rep = 0; rep < EXPERIMENT_REPS; rep++) {
+            int below = 0;
+            for (int q = 0; q < EXPERIMENT_REPS; q++)
+                below += u[q] < u[rep];
+            if (below == EXPERIMENT_REPS / 2)
+                med = rep;
+        }
+        o[i].units = u[med];
+        memcpy(o[i].start, st[med], sizeof o[i].start);
+        memcpy(o[i].end, en[med], sizeof o[i].end);
+    }
+}
+
+/* The kernels of one order, one row per stream, 12 columns per unit. */
+static void print_kernel_rows(const kspec *k, int nk, const korder *o)
+{
+    for (int s = 0; s < 2; s++) {
+        char line[97];
+        memset(line, ' ', 96);
+        line[96] = '\0';
+        for (int j = 0; j < nk; j++) {
+            if (k[j].stream != s)
+                continue;
+            for (int x = (int)(o->start[j] * 12 + 0.5); x < (int)(o->end[j] * 12 + 0.5) && x < 96; x++)
+                line[x] = k[j].name[1]; /* 'a' or 'b' */
+        }
+        for (int x = 95; x >= 0 && line[x] == ' '; x--)
+            line[x] = '\0';
+        printf("      stream %d |%s\n", s + 1, line);
+    }
+}
+
+typedef struct {
+    korder equal[2];   /* two streams, two 1-unit kernels each */
+    korder unequal[3]; /* 2 + 1 units and 1 + 2 units */
+    double copy_unit_ms;
+    double copy_units[2];       /* stream 1 first; the copy out of stream 2 first */
+    double four_way_ms[3];      /* the pipeline alone, after the host's work, between it */
+    double host_work_ms;        /* per chunk */
+    long long four_way_wrong;
+} experiments_t;
+
+static const kspec equal_kernels[4] = {{"Ka1", 0, 1}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 1}};
+static const kspec unequal_kernels[4] = {{"Ka1", 0, 2}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 2}};
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* The host's own share of the work, a stand-in: one core busy for ms. */
+static void host_work(double ms, int chunk)
+{
+    struct timespec t0;
+    char name[32];
+    snprintf(name, sizeof name, "host work, chunk %d", chunk);
+    nvtxRangePushA(name);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (ms_since(&t0) < ms) {
+    }
+    nvtxRangePop();
+}
+
+/* The median of three. */
+static double median3(const double *v)
+{
+    double a = v[0], b = v[1], c = v[2];
+    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
+/*
+ * Stream 1: HDa1, HDb1, K1, DH1; stream 2: DH2 (course: Fermi's copy queue).
+ * order 0 issues stream 1's four first, order 1 issues DH2 first. Returns
+ * the total in ms.
+ */
+static double copy_queue(int order, cudaStream_t *s, unsigned int *dev_buf, unsigned int *host_buf, double unit_ms,
+                         unsigned long long *dspan)
+{
+    size_t b = EXPERIMENT_COPY_BYTES, w = b / sizeof(unsigned int);
+    cudaEvent_t e0, e1;
+    float ms;
+    unsigned long long h[2] = {~0ull, 0};
+
+    KIT_CHECK(cudaEventCreate(&e0));
+    KIT_CHECK(cudaEventCreate(&e1));
+    KIT_CHECK(cudaMemcpy(dspan, h, sizeof h, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaEventRecord(e0, 0));
+    if (order == 1)
+        KIT_CHECK(cudaMemcpyAsync(host_buf + 3 * w, dev_buf + 3 * w, b, cudaMemcpyDeviceToHost, s[1]));
+    KIT_CHECK(cudaMemcpyAsync(dev_buf, host_buf, b, cudaMemcpyHostToDevice, s[0]));
+    KIT_CHECK(cudaMemcpyAsync(dev_buf + w, host_buf + w, b, cudaMemcpyHostToDevice, s[0]));
+    spin_kernel<<<1, 32, 0, s[0]>>>((unsigned long long)(unit_ms * 1e6), dspan);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaMemcpyAsync(host_buf + 2 * w, dev_buf + 2 * w, b, cudaMemcpyDeviceToHost, s[0]));
+    if (order == 0)
+        KIT_CHECK(cudaMemcpyAsync(host_buf + 3 * w, dev_buf + 3 * w, b, cudaMemcpyDeviceToHost, s[1]));
+    KIT_CHECK(cudaEventRecord(e1, 0));
+    KIT_CHECK(cudaEventSynchronize(e1));
+    KIT_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    KIT_CHECK(cudaEventDestroy(e0));
+    KIT_CHECK(cudaEventDestroy(e1));
+    return ms;
+}
+
+/*
+ * 4-way concurrency: the kit's own depth-first pipeline of FOUR_WAY_CHUNKS
+ * chunks (pinned memory, its own streams), each chunk first prepared by
+ * the host (host_work). Mode 0: no host work, the pipeline alone (3-way);
+ * mode 1: the host prepares every chunk, then queues the pipeline; mode 2:
+ * the host prepares chunk i and queues it at once, so that it prepares
+ * chunk i + 1 while the GPU copies and computes chunk i (4-way). Returns
+ * the wall time.
+ */
+static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, long long *wrong)
+{
+    static const char *const names[3] = {"3-way: the pipeline alone", "the host's work, then the pipeline",
+                                         "4-way: the host's work between the asynchronous calls"};
+    struct timespec t0;
+    double total;
+
+    kit_pipeline_poison(d->dA, d->dB, d->dC, d->kC, d->n);
+    nvtxRangePushA(names[mode]);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; mode == 1 && i < FOUR_WAY_CHUNKS; i++)
+        host_work(work_ms, i);
+    for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
+        unsigned int first, count;
+        if (mode == 2)
+            host_work(work_ms, i);
+        kit_chunk(d->n, FOUR_WAY_CHUNKS, i, &first, &count);
+        kit_issue_chunk(d->kA, d->kB, d->kC, d->dA, d->dB, d->dC, first, count, s[i], &kit_vector_knobs_now);
+    }
+    for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
+        KIT_CHECK(cudaStreamSynchronize(s[i]));
+    total = ms_since(&t0);
+    nvtxRangePop();
+    *wrong += kit_vector_check(d->A, d->B, d->kC, d->n, names[mode]);
+    return total;
+}
+
+static void run_experiments(data_t *d, const kit_device *dev, double kernel_ms, experiments_t *x)
+{
+    cudaStream_t s[FOUR_WAY_CHUNKS];
+    unsigned long long *dspan;
+    unsigned int *dev_buf, *host_buf;
+    korder eq[2] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 3, 0, {0}, {0}},
+                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 2, 0, {0}, {0}}};
+    korder un[3] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 5, 0, {0}, {0}},
+                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 4, 0, {0}, {0}},
+                    {"the course's: Ka1 Ka2 Kb2 Kb1", {0, 2, 3, 1}, 3, 0, {0}, {0}}};
+    double v[EXPERIMENT_REPS];
+
+    memset(x, 0, sizeof *x);
+    for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
+        KIT_CHECK(cudaStreamCreate(&s[i]));
+        {
+            char name[32];
+            snprintf(name, sizeof name, "kit stream %d", i + 1);
+            nvtxNameCudaStreamA(s[i], name);
+        }
+    }
+    KIT_CHECK(cudaMalloc((void **)&dspan, 2 * MAX_KERNELS * sizeof *dspan));
+    nvtxRangePushA("two kernels per stream, each half the GPU");
+    kernel_orders(equal_kernels, 4, eq, 2, s, dev, dspan);
+    kernel_orders(unequal_kernels, 4, un, 3, s, dev, dspan);
+    nvtxRangePop();
+    memcpy(x->equal, eq, sizeof eq);
+    memcpy(x->unequal, un, sizeof un);
+
+    /* The copy queue: units of one copy's time. */
+    KIT_CHECK(cudaMalloc((void **)&dev_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
+    KIT_CHECK(cudaMallocHost((void **)&host_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
+    memset(host_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES);
+    for (int rep = 0; rep < EXPERIMENT_REPS; rep++) {
+        cudaEvent_t e0, e1;
+        float ms;
+        KIT_CHECK(cudaEventCreate(&e0));
+        KIT_CHECK(cudaEventCreate(&e1));
+        KIT_CHECK(cudaEventRecord(e0, 0));
+        KIT_CHECK(cudaMemcpyAsync(dev_buf, host_buf, EXPERIMENT_COPY_BYTES, cudaMemcpyHostToDevice, 0));
+        KIT_CHECK(cudaEventRecord(e1, 0));
+        KIT_CHECK(cudaEventSynchronize(e1));
+        KIT_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        KIT_CHECK(cudaEventDestroy(e0));
+        KIT_CHECK(cudaEventDestroy(e1));
+        v[rep] = ms;
+    }
+    x->copy_unit_ms = median3(v);
+    nvtxRangePushA("a copy out behind another stream's");
+    for (int order = 0; order < 2; order++) {
+        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
+            v[rep] = copy_queue(order, s, dev_buf, host_buf, x->copy_unit_ms, dspan);
+        x->copy_units[order] = median3(v) / x->copy_unit_ms;
+    }
+    nvtxRangePop();
+    KIT_CHECK(cudaFree(dev_buf));
+    KIT_CHECK(cudaFreeHost(host_buf));
+
+    /* 4-way: the host works on each chunk as long as the GPU's kernel does. */
+    x->host_work_ms = kernel_ms / FOUR_WAY_CHUNKS;
+    for (int mode = 0; mode < 3; mode++) {
+        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
+            v[rep] = four_way(d, s, mode, x->host_work_ms, &x->four_way_wrong);
+        x->four_way_ms[mode] = median3(v);
+    }
+
+    KIT_CHECK(cudaFree(dspan));
+    for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
+        KIT_CHECK(cudaStreamDestroy(s[i]));
+}
+
+/* ---- the report ------------------------------------------------------------------ */
+
+/* A line of the table: a row, and what it is compared with. */
+typedef struct {
+    const kit_row *row;
+    long long early;         /* runs that returned before their streams were done */
+    int chunks;              /* 1: serial */
+    unsigned long long work; /* the kernel's */
+    double serial_ms;        /* the serial version from pinned memory, same kernel (0: none) */
+    double ideal_ms;         /* 0: none */
+} line_t;
+
+static const char *check_word(const line_t *l)
+{
+    return l->row->wrong || l->row->t.bad_runs ? "WRONG" : l->early ? "NO WAIT" : "ok";
+}
+
+static void print_line(const line_t *l)
+{
+    const kit_row *r = l->row;
+    printf("%-32s", r->name);
+    if (r->timed && l->serial_ms > 0)
+        printf(" %10.3f %9.2fx", r->t.median_ms, l->serial_ms / r->t.median_ms);
+    else if (r->timed)
+        printf(" %10.3f %10s", r->t.median_ms, "-");
+    else
+        printf(" %10s %10s", "-", "-");
+    if (r->timed && l->ideal_ms > 0)
+        printf(" %8.0f%%", 100.0 * l->ideal_ms / r->t.median_ms);
+    else
+        printf(" %9s", "");
+    printf("  %s\n", check_word(l));
+}
+
+static void csv_line(FILE *f, const kit_device *dev, unsigned int n, unsigned long long seed, const line_t *l)
+{
+    const kit_row *r = l->row;
+    kit_csv_prefix(f, dev, n, seed);
+    fprintf(f, "\"%s\",%d,%llu,%.6f,%.6f,%d\n", r->name, l->chunks, l->work, r->timed ? r->t.median_ms : 0.0,
+            l->ideal_ms, r->wrong == 0 && r->t.bad_runs == 0 && l->early == 0);
+}
+
+static void print_experiments(const experiments_t *x, int connections)
+{
+    printf("The course's scheduling examples (the kit's own code), %d hardware queue%s; the course's\n"
+           "figures are for Fermi, with one queue for kernels (--connections 1 to compare):\n\n",
+           connections, connections == 1 ? "" : "s");
+    printf("%-54s %12s %10s\n", "", "course", "this GPU");
+    printf("two streams, two kernels each, every kernel half the GPU for 1 unit (%.1f ms):\n",
+           EXPERIMENT_UNIT_NS / 1e6);
+    for (int i = 0; i < 2; i++) {
+        printf("  %-52s %6d units %10.2f\n", x->equal[i].label, x->equal[i].course_units, x->equal[i].units);
+        print_kernel_rows(equal_kernels, 4, &x->equal[i]);
+    }
+    printf("the same with Ka1 and Kb2 2 units long, Kb1 and Ka2 1 unit:\n");
+    for (int i = 0; i < 3; i++) {
+        printf("  %-52s %6d units %10.2f\n", x->unequal[i].label, x->unequal[i].course_units,
+               x->unequal[i].units);
+        print_kernel_rows(unequal_kernels, 4, &x->unequal[i]);
+    }
+    printf("stream 1: HDa1 HDb1 K1 DH1, stream 2: DH2; 1 unit = one %u MiB copy (%.3f ms):\n",
+           EXPERIMENT_COPY_BYTES >> 20, x->copy_unit_ms);
+    printf("  %-52s %6d units %10.2f\n", "stream 1 issued first, then DH2", 5, x->copy_units[0]);
+    printf("  %-52s %6d units %10.2f\n", "DH2 issued first", 4, x->copy_units[1]);
+    printf("the host prepares each chunk (%d chunks, %.3f ms of host work each) for the pipeline:\n",
+           FOUR_WAY_CHUNKS, x->host_work_ms);
+    printf("  %-52s %12s %10.3f ms\n", "the pipeline alone (3-way)", "", x->four_way_ms[0]);
+    printf("  %-52s %12s %10.3f ms\n", "the host's work, then the pipeline", "", x->four_way_ms[1]);
+    printf("  %-52s %12s %10.3f ms\n", "the host's work between the asynchronous calls (4-way)", "",
+           x->four_way_ms[2]);
+    printf("\n");
+}
+
+static double ideal_of(const double part[3], int nchunks, int engines)
+{
+    return kit_pipeline_ideal_ms(part[0], part[1], part[2], nchunks, engines);
+}
+
+int main(int argc, char **argv)
+{
+    kit_common c;
+    kit_device dev;
+    int only = 0, connections = 0, sweep[] = {2, 3, 4, 8, 16, 32}, nsweep = 0, chunks[KIT_COUNT(sweep)];
+    const char *work_arg = "auto", *timeline_path = NULL;
+    kit_option opts[] = {
+        {"--size", KIT_OPT_SIZE, &c.size, "N",
+         "elements per array (default: 33554432, fewer where the GPU's memory is small)", KIT_MIN_SIZE,
+         KIT_MAX_SIZE, NULL},
+        {"--reps", KIT_OPT_INT, &c.reps, "R",
+         "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
+         NULL},
+        {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
+        {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
+        {"--device", KIT_OPT_INT, &c.device, "D", "which GPU to use", 0, 63, NULL},
+        {"--streams", KIT_OPT_INT, &only, "N",
+         "chunks, each in its own stream: only N instead of 2, 3, 4, 8, 16 and 32", 1, MAX_CHUNKS, NULL},
+        {"--kernel-work", KIT_OPT_STRING, &work_arg, "W",
+         "extra hash steps per element: a count, or 'auto' (default) to make the kernel as long as "
+         "the copies in; 0 is the course's plain kernel", 0, 0, NULL},
+        {"--connections", KIT_OPT_INT, &connections, "C",
+         "hardware queues (sets CUDA_DEVICE_MAX_CONNECTIONS; default 8; 1 is Fermi's single queue)", 1, 32,
+         NULL},
+        {"--timeline", KIT_OPT_STRING, &timeline_path, "FILE",
+         "write the timeline as CSV (chunk, operation, stream, start and end in ms)", 0, 0, NULL},
+    };
+    unsigned long long work = 0;
+    int auto_work = 0, pass = 1, alloc_ok, streams_ok = 1, best = -1, queues, plain_rows = 0;
+    data_t d;
+    run_t r;
+    kit_policy policy;
+    kit_row serial_rows[2], df[KIT_COUNT(sweep)], bf[KIT_COUNT(sweep)], plain[2];
+    long long df_early[KIT_COUNT(sweep)], bf_early[KIT_COUNT(sweep)], plain_early = 0;
+    double part[3], part_plain_kernel, bw[4], ideal[KIT_COUNT(sweep)];
+    timeline_t tl;
+    experiments_t x;
+    unsigned int n;
+    const char *env;
+    FILE *csv;
+
+    kit_common_defaults(&c);
+    c.reps = 0;
+    kit_parse_args(argc, argv,
+                   "Lab 05: CUDA streams. The course's vector addition with streams: serial from\n"
+                   "pageable and from pinned memory, your pipeline depth-first and breadth-first\n"
+                   "against its ideal, a timeline of one run, and the course's scheduling examples.",
+                   opts, KIT_COUNT(opts));
+    if (strcmp(work_arg, "auto") == 0)
+        auto_work = 1;
+    else if (kit_parse_u64(work_arg, &work) != 0 || work > MAX_WORK)
+        kit_die(KIT_EXIT_USAGE, "--kernel-work '%s': expected 'auto' or a count from 0 to %d", work_arg, MAX_WORK);
+    if (c.size && only && (unsigned long long)only > c.size)
+        kit_die(KIT_EXIT_USAGE, "--streams %d: more chunks than the %llu elements", only, c.size);
+    if (timeline_path && strcmp(timeline_path, "-") == 0)
+        kit_die(KIT_EXIT_USAGE, "--timeline: name a file (stdout holds the report)");
+    kit_csv_check(c.csv);
+    kit_output_check("--timeline", timeline_path);
+    /* The driver reads it once, when the context is made: before any CUDA call. */
+    if (connections) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", connections);
+        setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 1);
+    }
+    env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    queues = env && atoi(env) > 0 ? atoi(env) : 8;
+    kit_choose_seed(&c);
+    kit_device_open(c.device, &dev);
+
+    /* Three arrays and the traced run's block record (24 bytes per 32 elements). */
+    n = c.size ? (unsigned int)c.size : DEFAULT_SIZE;
+    if (!c.size)
+        while (n > (1u << 20) && (long long)n * 13 > dev.free_bytes / 2)
+            n /= 2;
+    if ((long long)n * 13 + (96ll << 20) > dev.free_bytes)
+        kit_die(KIT_EXIT_USAGE, "--size %u needs %.0f MiB of GPU memory, %s has %.0f MiB free; choose a smaller --size",
+                n, (n * 13.0 + (96 << 20)) / 1048576, dev.name, dev.free_bytes / 1048576.0);
+    for (int i = 0; i < KIT_COUNT(sweep); i++)
+        if ((only == 0 || sweep[i] == only) && (unsigned int)sweep[i] <= n)
+            chunks[nsweep++] = sweep[i];
+    if (only && nsweep == 0)
+        chunks[nsweep++] = only;
+    policy = kit_policy_default(c.reps);
+    policy.max_ms = 150.0; /* each run also costs a check of every element on the host */
+    policy.max_reps = 30;
+    policy.noise = 0.03;
+
+    data_setup(&d, n, c.seed);
+    alloc_ok = student_arrays(&d);
+    memset(&r, 0, sizeof r);
+    r.d = &d;
+    r.api = timed;
+
+    /* 1. The parts alone, and the kernel's work. */
+    nvtxRangePushA("the parts");
+    kit_vector_knobs_now.work = 0;
+    bw[0] = time_part(&d, H2D_PAGEABLE, &policy);
+    bw[1] = time_part(&d, D2H_PAGEABLE, &policy);
+    bw[2] = time_part(&d, H2D_PINNED, &policy);
+    bw[3] = time_part(&d, D2H_PINNED, &policy);
+    part_plain_kernel = time_part(&d, KERNEL, &policy);
+    part[0] = 2 * bw[2]; /* A and B */
+    part[2] = bw[3];
+    if (auto_work)
+        work = (unsigned long long)calibrate_work(&d, part[0]);
+    kit_vector_knobs_now.work = (int)work;
+    part[1] = work ? time_part(&d, KERNEL, &policy) : part_plain_kernel;
+    nvtxRangePop();
+
+    /* 1. The serial versions. */
+    r.v = SERIAL_PAGEABLE;
+    kit_row_name(&serial_rows[0], "serial-pageable", NULL, "serial, pageable memory");
+    measure(&r, &serial_rows[0], &policy);
+    r.v = SERIAL_PINNED;
+    kit_row_name(&serial_rows[1], "serial-pinned", NULL, "serial, pinned memory");
+    measure(&r, &serial_rows[1], &policy);
+
+    /* 2. The student's pipeline, both orders, every N. */
+    for (int i = 0; i < nsweep; i++) {
+        char key[32];
+        streams_ok &= open_job(&r, chunks[i]);
+        r.v = DEPTH_FIRST;
+        snprintf(key, sizeof key, "depth-first-%d", chunks[i]);
+        kit_row_name(&df[i], key, PIPELINE_TODOS, "depth-first, %d chunks", chunks[i]);
+        df_early[i] = measure(&r, &df[i], &policy);
+        r.v = BREADTH_FIRST;
+        snprintf(key, sizeof key, "breadth-first-%d", chunks[i]);
+        kit_row_name(&bf[i], key, PIPELINE_TODOS, "breadth-first, %d chunks", chunks[i]);
+        bf_early[i] = measure(&r, &bf[i], &policy);
+        close_job(&r);
+        ideal[i] = ideal_of(part, chunks[i], dev.copy_engines);
+        if (df[i].timed && df[i].t.bad_runs == 0 && df[i].wrong == 0 &&
+            (best < 0 || df[i].t.median_ms < df[best].t.median_ms))
+            best = i;
+    }
+
+    /* 2. The course's plain kernel: serial and the best N, depth-first. */
+    if (work && best >= 0) {
+        char key[32];
+        kit_vector_knobs_now.work = 0;
+        r.v = SERIAL_PINNED;
+        kit_row_name(&plain[0], "plain-serial-pinned", NULL, "serial, pinned memory");
+        measure(&r, &plain[0], &policy);
+        open_job(&r, chunks[best]);
+        r.v = DEPTH_FIRST;
+        snprintf(key, sizeof key, "plain-depth-first-%d", chunks[best]);
+        kit_row_name(&plain[1], key, PIPELINE_TODOS, "depth-first, %d chunks", chunks[best]);
+        plain_early = measure(&r, &plain[1], &policy);
+        close_job(&r);
+        kit_vector_knobs_now.work = (int)work;
+        plain_rows = 2;
+    }
+
+    /* 3. The timeline of the fastest depth-first pipeline. */
+    memset(&tl, 0, sizeof tl);
+    if (best >= 0)
+        traced_run(&r, chunks[best], &tl);
+
+    /* 4. The course's scheduling examples. */
+    nvtxRangePushA("the course's scheduling examples");
+    run_experiments(&d, &dev, part[1], &x);
+    nvtxRangePop();
+
+    /* ---- the table for people ---- */
+    double t_serial = serial_rows[1].timed ? serial_rows[1].t.median_ms : 0.0;
+    double t_best = best >= 0 ? df[best].t.median_ms : 0.0;
+    double gbs[4];
+    double share = tl.done && tl.judged.kernel_ms > 0 ? tl.judged.copy_kernel_ms / tl.judged.kernel_ms : 0.0;
+    int judged = tl.done && tl.nchunks >= 2 && queues != 1 && dev.copy_engines >= 1 && tl.launches > 0 &&
+                 tl.mean_kernel_ms >= JUDGE_KERNEL_OVER_UNCERTAINTY * tl.uncertainty_ms;
+    for (int i = 0; i < 4; i++)
+        gbs[i] = d.bytes / (bw[i] * 1e6);
+
+    /* Every line of the table, in order: serial, depth-first, breadth-first, plain kernel. */
+    line_t lines[2 + 2 * KIT_COUNT(sweep) + 2];
+    int nlines = 0, first_plain;
+    {
+        double plain_part[3] = {part[0], part_plain_kernel, part[2]};
+        double t_plain = plain_rows && plain[0].timed ? plain[0].t.median_ms : 0.0;
+        line_t l0 = {&serial_rows[0], 0, 1, work, t_serial, 0.0};
+        line_t l1 = {&serial_rows[1], 0, 1, work, t_serial, ideal_of(part, 1, 0)};
+        lines[nlines++] = l0;
+        lines[nlines++] = l1;
+        for (int o = 0; o < 2; o++)
+            for (int i = 0; i < nsweep; i++) {
+                line_t l = {o ? &bf[i] : &df[i], o ? bf_early[i] : df_early[i], chunks[i], work, t_serial, ideal[i]};
+                lines[nlines++] = l;
+            }
+        first_plain = nlines;
+        for (int i = 0; i < plain_rows; i++) {
+            int k = i ? chunks[best] : 1;
+            line_t l = {&plain[i], i ? plain_early : 0, k, 0, t_plain,
+                        ideal_of(plain_part, k, k == 1 ? 0 : dev.copy_engines)};
+            lines[nlines++] = l;
+        }
+    }
+
+    csv = kit_csv_open(c.csv);
+    if (csv != stdout) {
+        kit_banner("Lab 05: CUDA streams", &dev);
+        printf("3 x %s 32-bit integers (%.0f MiB each), seed %llu; %d copy engine%s, %d hardware queue%s\n",
+               kit_grouped(n), d.bytes / 1048576.0, c.seed, dev.copy_engines, dev.copy_engines == 1 ? "" : "s",
+               queues, queues == 1 ? "" : "s");
+        printf("the kernel: %s extra steps per element%s\n\n", kit_grouped(work),
+               auto_work ? " (--kernel-work auto: as long as the copies in)" : "");
+        printf("copies of %.0f MiB          pageable        pinned\n", d.bytes / 1048576.0);
+        printf("  host to device     %8.1f GB/s %8.1f GB/s  (%.1fx)\n", gbs[0], gbs[2], gbs[2] / gbs[0]);
+        printf("  device to host     %8.1f GB/s %8.1f GB/s  (%.1fx)\n\n", gbs[1], gbs[3], gbs[3] / gbs[1]);
+        printf("the parts, pinned: copies in (A and B) %.3f ms, kernel %.3f ms, copies out %.3f ms\n\n", part[0],
+               part[1], part[2]);
+        printf("%-32s %10s %10s %9s  %s\n", "version", "time (ms)", "vs serial", "of ideal", "check");
+        for (int i = 0; i < first_plain; i++)
+            print_line(&lines[i]);
+        printf("(vs serial: against serial from pinned memory; of ideal: the best this many chunks can do,\n"
+               "the stages of one chunk and then the slowest stage for each other chunk, %s)\n",
+               dev.copy_engines >= 2 ? "copies in and out on separate engines" : "copies in and out on one engine");
+        if (nsweep && chunks[nsweep - 1] > queues)
+            printf("(more chunks than the %d hardware queues: some streams share a queue, and a chunk may wait\n"
+                   "behind another's work there, as on Fermi)\n", queues);
+        if (plain_rows) {
+            printf("\nwith the course's plain kernel (%.3f ms for all the data):\n", part_plain_kernel);
+            for (int i = first_plain; i < nlines; i++)
+                print_line(&lines[i]);
+        }
+        printf("\n");
+        if (tl.done) {
+            printf("timeline of depth-first, %d chunks, from your traced build (%.3f ms across; '>' copy in,\n"
+                   "'#' kernel, '<' copy out):\n", tl.nchunks, tl.raw.last_ms - tl.raw.first_ms);
+            kit_gantt_print(tl.spans, tl.nspans, 64, tl.raw.first_ms, tl.raw.last_ms);
+            printf("  copies ran beside kernels for %.3f of the %.3f ms that kernels ran (%.0f%%);\n"
+                   "  copies in beside copies out for %.3f ms; at most %d operations at once\n",
+                   tl.raw.copy_kernel_ms, tl.raw.kernel_ms,
+                   tl.raw.kernel_ms > 0 ? 100.0 * tl.raw.copy_kernel_ms / tl.raw.kernel_ms : 0.0,
+                   tl.raw.h2d_d2h_ms, tl.raw.max_concurrent);
+            if (queues == 1)
+                printf("  (with one hardware queue the events around each copy wait in that queue too and\n"
+                       "  serialise the streams: here the timed runs above are the ones to trust)\n");
+            printf("\n");
+        }
+        print_experiments(&x, queues);
+        printf("The course: a three-stream pipeline overlaps copies in, kernels and copies out (3-way\n"
+               "concurrency); with one queue, breadth-first issue of it takes 7 units, depth-first 5.\n");
+        if (best >= 0)
+            printf("this GPU: depth-first with %d chunks %.2fx over serial from pinned memory, %.0f%% of its "
+                   "ideal.\n\n", chunks[best], t_serial / t_best, 100.0 * ideal[best] / t_best);
+        else
+            printf("this GPU: no pipeline verified.\n\n");
+    }
+    if (csv) {
+        fprintf(csv, "gpu,size,seed,version,chunks,kernel_work,time_ms,ideal_ms,correct\n");
+        for (int i = 0; i < nlines; i++)
+            csv_line(csv, &dev, n, c.seed, &lines[i]);
+        kit_csv_close(csv);
+    }
+    if (timeline_path && tl.done) {
+        FILE *f = kit_csv_open(timeline_path);
+        long long *rows = (long long *)kit_host_alloc(sizeof(long long) * (size_t)(tl.nspans + 1));
+        int nrows = 0;
+        for (int i = 0; i < tl.nspans; i++) {
+            int seen = 0;
+            for (int j = 0; j < nrows; j++)
+                seen |= rows[j] == tl.spans[i].row;
+            if (!seen)
+                rows[nrows++] = tl.spans[i].row;
+        }
+        qsort(rows, (size_t)nrows, sizeof *rows, kit_cmp_ll);
+        fprintf(f, "chunk,operation,stream,start_ms,end_ms\n");
+        for (int i = 0; i < tl.nspans; i++) {
+            int chunk = 0;
+            while (rows[chunk] != tl.spans[i].row)
+                chunk++;
+            fprintf(f, "%d,%s,%d,%.6f,%.6f\n", chunk, kit_op_name[tl.spans[i].op], tl.spans[i].stream,
+                    tl.spans[i].start - tl.raw.first_ms, tl.spans[i].end - tl.raw.first_ms);
+        }
+        free(rows);
+        kit_csv_close(f);
+    }
+
+    /* ---- the facts, one per line ---- */
+    kit_kv("lab", "05-streams");
+    kit_kv_device(&dev);
+    kit_kv("size", "%u", n);
+    kit_kv("seed", "%llu", c.seed);
+    kit_kv("kernel-work", "%llu", work);
+    kit_kv("connections", "%d", queues);
+    kit_kv("bandwidth-h2d-pageable-gbs", "%.2f", gbs[0]);
+    kit_kv("bandwidth-d2h-pageable-gbs", "%.2f", gbs[1]);
+    kit_kv("bandwidth-h2d-pinned-gbs", "%.2f", gbs[2]);
+    kit_kv("bandwidth-d2h-pinned-gbs", "%.2f", gbs[3]);
+    kit_kv("pinned-vs-pageable-h2d", "%.2f", gbs[2] / gbs[0]);
+    kit_kv("pinned-vs-pageable-d2h", "%.2f", gbs[3] / gbs[1]);
+    kit_kv("time-h2d-ms", "%.4f", part[0]);
+    kit_kv("time-kernel-ms", "%.4f", part[1]);
+    kit_kv("time-plain-kernel-ms", "%.4f", part_plain_kernel);
+    kit_kv("time-d2h-ms", "%.4f", part[2]);
+    kit_row_kv(&serial_rows[0]);
+    kit_row_kv(&serial_rows[1]);
+    for (int i = 0; i < nsweep; i++) {
+        char key[48];
+        kit_row_kv(&df[i]);
+        kit_row_kv(&bf[i]);
+        snprintf(key, sizeof key, "ideal-%d-ms", chunks[i]);
+        kit_kv(key, "%.4f", ideal[i]);
+    }
+    for (int i = 0; i < plain_rows; i++)
+        kit_row_kv(&plain[i]);
+    if (best >= 0) {
+        kit_kv("best-chunks", "%d", chunks[best]);
+        kit_kv("speedup-pipeline-vs-pinned", "%.3f", t_serial / t_best);
+        kit_kv("pipeline-fraction-of-ideal", "%.3f", ideal[best] / t_best);
+    }
+    if (plain_rows && plain[0].timed && plain[1].timed)
+        kit_kv("speedup-plain-pipeline-vs-pinned", "%.3f", plain[0].t.median_ms / plain[1].t.median_ms);
+    if (tl.done) {
+        kit_kv("timeline-chunks", "%d", tl.nchunks);
+        kit_kv("timeline-ms", "%.4f", tl.raw.last_ms - tl.raw.first_ms);
+        kit_kv("timeline-kernel-launches", "%d", tl.launches);
+        kit_kv("timeline-uncertainty-ms", "%.4f", tl.uncertainty_ms);
+        kit_kv("overlap-kernel-ms", "%.4f", tl.raw.kernel_ms);
+        kit_kv("overlap-copy-kernel-ms", "%.4f", tl.raw.copy_kernel_ms);
+        kit_kv("overlap-copy-kernel-fraction", "%.3f", share);
+        kit_kv("overlap-h2d-d2h-ms", "%.4f", tl.raw.h2d_d2h_ms);
+        kit_kv("max-concurrent-operations", "%d", tl.raw.max_concurrent);
+        kit_kv("overlap-judged", "%s", judged ? "yes" : "no");
+    }
+    kit_kv("units-two-kernels-depth-first", "%.2f", x.equal[0].units);
+    kit_kv("units-two-kernels-breadth-first", "%.2f", x.equal[1].units);
+    kit_kv("units-unequal-depth-first", "%.2f", x.unequal[0].units);
+    kit_kv("units-unequal-breadth-first", "%.2f", x.unequal[1].units);
+    kit_kv("units-unequal-course-order", "%.2f", x.unequal[2].units);
+    kit_kv("units-copy-queue-stream-1-first", "%.2f", x.copy_units[0]);
+    kit_kv("units-copy-queue-dh2-first", "%.2f", x.copy_units[1]);
+    kit_kv("time-3-way-ms", "%.4f", x.four_way_ms[0]);
+    kit_kv("time-host-work-first-ms", "%.4f", x.four_way_ms[1]);
+    kit_kv("time-4-way-ms", "%.4f", x.four_way_ms[2]);
+    {
+        long long wrong = x.four_way_wrong + tl.wrong;
+        for (int i = 0; i < 2; i++)
+            wrong += serial_rows[i].wrong > 0 ? serial_rows[i].wrong : 0;
+        for (int i = 0; i < nsweep; i++)
+            wrong += (df[i].wrong > 0 ? df[i].wrong : 0) + (bf[i].wrong > 0 ? bf[i].wrong : 0);
+        for (int i = 0; i < plain_rows; i++)
+            wrong += plain[i].wrong > 0 ? plain[i].wrong : 0;
+        kit_kv("wrong-elements", "%lld", wrong);
+    }
+    kit_kv("runs-returned-early", "%lld", early_total);
+    if (best >= 0)
+        kit_kv("summary", "pinned %.1fx pageable host to device; depth-first with %d chunks %.2fx over serial, "
+                          "%.0f%% of its ideal; copies beside kernels %.0f%% of the kernel time",
+               gbs[2] / gbs[0], chunks[best], t_serial / t_best, 100.0 * ideal[best] / t_best, 100.0 * share);
+    else
+        kit_kv("summary", "pinned %.1fx pageable host to device; no pipeline verified", gbs[2] / gbs[0]);
+    kit_kv("course-k40", "a three-stream pipeline overlaps copies in, kernels and copies out (3-way "
+                         "concurrency); with one queue two half-GPU kernels per stream take 3 units "
+                         "depth-first, 2 breadth-first");
+
+    /*
+     * The verdict: pinned host memory, streams of the student's own, every
+     * run of every version right (and not returned before its streams were
+     * done), and in the traced run copies beside kernels.
+     */
+    pass &= alloc_ok & streams_ok & (early_total == 0);
+    for (int i = 0; i < 2; i++)
+        pass &= kit_row_ok(&serial_rows[i], n);
+    for (int i = 0; i < nsweep; i++) {
+        pass &= kit_row_ok(&df[i], n);
+        pass &= kit_row_ok(&bf[i], n);
+    }
+    for (int i = 0; i < plain_rows; i++)
+        pass &= kit_row_ok(&plain[i], n);
+    if (tl.wrong || x.four_way_wrong)
+        pass = 0;
+    if (!tl.done) {
+        fprintf(stderr, "%s: no depth-first pipeline verified, so there is no timeline to judge\n", kit_program);
+        pass = 0;
+    } else if (tl.missed) {
+        fprintf(stderr, "%s: note: %lld copies of the traced run were not recorded\n", kit_program, tl.missed);
+    }
+    if (tl.done && !judged) {
+        const char *why = tl.nchunks < 2 ? "one chunk has nothing to overlap"
+                          : queues == 1 ? "with one hardware queue the traced run's events serialise the streams"
+                          : dev.copy_engines < 1 ? "this GPU has no copy engine"
+                          : tl.launches == 0 ? "the traced run launched no kernel"
+                                             : "its kernels are too short for the clocks to tell";
+        fprintf(stderr, "%s: note: the timeline's overlap is not judged: %s\n", kit_program, why);
+        if (tl.launches == 0)
+            pass = 0;
+    } else if (judged && share < MIN_COPY_KERNEL_OVERLAP) {
+        fprintf(stderr, "%s: depth-first, %d chunks: in the timeline copies ran beside kernels for only %.3f of "
+                        "the %.3f ms that kernels ran (%.0f%%, at least %.0f%% needed): is each kernel launched "
+                        "into its chunk's stream, and is every copy asynchronous? (TODO(4))\n",
+                kit_program, tl.nchunks, tl.judged.copy_kernel_ms, tl.judged.kernel_ms, 100.0 * share,
+                100.0 * MIN_COPY_KERNEL_OVERLAP);
+        pass = 0;
+    }
+
+    free(tl.spans);
+    kit_copy_trace_free();
+    data_teardown(&d);
+    return kit_finish(pass);
+}

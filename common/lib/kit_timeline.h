@@ -1,0 +1,434 @@
+/*
+ * kit_timeline.h - when each copy and each kernel of a pipeline ran,
+ * measured without a profiler (the streams labs: 05, and 08 after it).
+ *
+ *   copies   a lab's traced build (common/harness/student.cu with
+ *            KIT_COUNTED=1) routes the student's cudaMemcpyAsync and
+ *            cudaMemcpy through kit_traced_memcpy_async / kit_traced_memcpy,
+ *            which record a CUDA event just before and just after the copy,
+ *            in the copy's own stream; the timed build calls the runtime
+ *            directly;
+ *   kernels  the kit's traced kernels read %globaltimer when each block
+ *            starts and ends (kit_block_span): no event is placed in any
+ *            stream for them, so the student's launch is not touched;
+ *   clocks   kit_clock puts both on one axis: a one-thread kernel reads
+ *            %globaltimer between two events, before and after the run;
+ *            kit_clock.uncertainty_ms says how far the two axes may be off.
+ *
+ * From the spans a lab computes how long copies ran beside kernels
+ * (kit_overlap_of) and draws the text timeline (kit_gantt_print).
+ *
+ * An event in a stream is a queue entry like a copy: with one hardware
+ * queue (CUDA_DEVICE_MAX_CONNECTIONS=1) the copy events wait in that queue
+ * and serialise the streams, so a traced run there is not the timed run.
+ */
+#ifndef KIT_TIMELINE_H
+#define KIT_TIMELINE_H
+
+#include "kit_check.h"
+#include "kit_host.h"
+
+/* What a span is: a copy in, a kernel, a copy out, or another copy. */
+enum { KIT_OP_H2D, KIT_OP_KERNEL, KIT_OP_D2H, KIT_OP_OTHER, KIT_NOPS };
+static const char kit_op_glyph[KIT_NOPS] = {'>', '#', '<', '='};
+static const char *const kit_op_name[KIT_NOPS] = {"h2d", "kernel", "d2h", "other"};
+
+static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* ---- kernels: each block's start and end ------------------------------------ */
+
+/* One block of a traced launch; launch 0 marks an empty slot. */
+typedef struct {
+    unsigned long long start, end; /* %globaltimer, ns */
+    unsigned long long launch;     /* what the launch is known by, e.g. its output pointer */
+} kit_block_span;
+
+/* Thread 0 of a block, at its end: the block began at `start`. */
+static __device__ __forceinline__ void kit_block_span_record(kit_block_span *spans, unsigned long long cap,
+                                                             unsigned long long slot,
+                                                             unsigned long long launch,
+                                                             unsigned long long start)
+{
+    if (spans && slot < cap) {
+        kit_block_span s;
+        s.start = start;
+        s.end = kit_globaltimer();
+        s.launch = launch;
+        spans[slot] = s;
+    }
+}
+
+/* A launch: the first start and the last end of its blocks. */
+typedef struct {
+    unsigned long long launch, start, end;
+    unsigned long long blocks;
+} kit_launch_span;
+
+/*
+ * Groups the block spans (host copy, cap slots) by launch into out[0..max);
+ * returns how many launches. Slots are in the order of the elements the
+ * blocks start at, so a launch's blocks sit together.
+ */
+static inline int kit_launch_spans(const kit_block_span *b, unsigned long long cap, kit_launch_span *out, int max)
+{
+    int n = 0, last = -1;
+    for (unsigned long long i = 0; i < cap; i++) {
+        int k = -1;
+        if (b[i].launch == 0)
+            continue;
+        if (last >= 0 && out[last].launch == b[i].launch)
+            k = last;
+        for (int j = 0; k < 0 && j < n; j++)
+            if (out[j].launch == b[i].launch)
+                k = j;
+        if (k < 0) {
+            if (n == max)
+                continue;
+            k = n++;
+            out[k].launch = b[i].launch;
+            out[k].start = b[i].start;
+            out[k].end = b[i].end;
+            out[k].blocks = 0;
+        }
+        if (b[i].start < out[k].start)
+            out[k].start = b[i].start;
+        if (b[i].end > out[k].end)
+            out[k].end = b[i].end;
+        out[k].blocks++;
+        last = k;
+    }
+    return n;
+}
+
+/* ---- the two clocks ------------------------------------------------------------ */
+
+static __global__ void kit_clock_stamp_kernel(unsigned long long *t) { *t = kit_globaltimer(); }
+
+typedef struct {
+    cudaEvent_t t0;      /* the timeline's zero */
+    cudaEvent_t e[4];    /* around the two stamps */
+    unsigned long long *d_stamp;
+    unsigned long long g[2];
+    double mid_ms[2], half_ms[2];
+    unsigned long long ref_g; /* this %globaltimer reading... */
+    double ref_ms;            /* ...was this many ms after t0 */
+    double uncertainty_ms;    /* how far a kernel's time may be off against the events */
+} kit_clock;
+
+static inline void kit_clock_measure(kit_clock *c, int k)
+{
+    float a, b;
+    KIT_CHECK(cudaEventRecord(c->e[2 * k], 0));
+    kit_clock_stamp_kernel<<<1, 1>>>(c->d_stamp);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaEventRecord(c->e[2 * k + 1], 0));
+    KIT_CHECK(cudaEventSynchronize(c->e[2 * k + 1]));
+    KIT_CHECK(cudaMemcpy(&c->g[k], c->d_stamp, sizeof c->g[k], cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaEventElapsedTime(&a, c->t0, c->e[2 * k]));
+    KIT_CHECK(cudaEventElapsedTime(&b, c->t0, c->e[2 * k + 1]));
+    c->mid_ms[k] = 0.5 * ((double)a + b);
+    c->half_ms[k] = 0.5 * ((double)b - a);
+}
+
+/* Sets the zero of the timeline and reads the clocks once: call it with
+ * the GPU idle, just before the traced work is issued. */
+static inline void kit_clock_begin(kit_clock *c)
+{
+    memset(c, 0, sizeof *c);
+    KIT_CHECK(cudaEventCreate(&c->t0));
+    for (int i = 0; i < 4; i++)
+        KIT_CHECK(cudaEventCreate(&c->e[i]));
+    KIT_CHECK(cudaMalloc((void **)&c->d_stamp, sizeof *c->d_stamp));
+    kit_clock_stamp_kernel<<<1, 1>>>(c->d_stamp); /* loaded and warm */
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaDeviceSynchronize());
+    KIT_CHECK(cudaEventRecord(c->t0, 0));
+    kit_clock_measure(c, 0);
+}
+
+/* After the traced work: waits for it, reads the clocks again, and keeps
+ * the reading with the narrower bracket. */
+static inline void kit_clock_end(kit_clock *c)
+{
+    double drift;
+    int k;
+
+    KIT_CHECK(cudaDeviceSynchronize());
+    kit_clock_measure(c, 1);
+    k = c->half_ms[1] < c->half_ms[0] ? 1 : 0;
+    c->ref_g = c->g[k];
+    c->ref_ms = c->mid_ms[k];
+    /* The two readings must agree on how much time passed between them. */
+    drift = (c->mid_ms[1] - c->mid_ms[0]) - (double)(long long)(c->g[1] - c->g[0]) / 1e6;
+    c->uncertainty_ms = c->half_ms[k] + 0.002 + (drift < 0 ? -drift : drift);
+}
+
+/* A %globaltimer reading, in ms after t0. */
+static inline double kit_clock_ms(const kit_clock *c, unsigned long long g)
+{
+    return c->ref_ms + (double)(long long)(g - c->ref_g) / 1e6;
+}
+
+/* An event (completed), in ms after t0. */
+static inline double kit_clock_event_ms(const kit_clock *c, cudaEvent_t e)
+{
+    float ms = 0.0f;
+    KIT_CHECK(cudaEventElapsedTime(&ms, c->t0, e));
+    return ms;
+}
+
+static inline void kit_clock_destroy(kit_clock *c)
+{
+    KIT_CHECK(cudaEventDestroy(c->t0));
+    for (int i = 0; i < 4; i++)
+        KIT_CHECK(cudaEventDestroy(c->e[i]));
+    KIT_CHECK(cudaFree(c->d_stamp));
+}
+
+/* ---- copies: the traced build's cudaMemcpyAsync and cudaMemcpy -------------- */
+
+typedef struct {
+    cudaMemcpyKind kind;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    cudaStream_t stream;
+    int sync;     /* 1: cudaMemcpy, which returns when the copy is done */
+    int recorded; /* both events are in the stream */
+    cudaEvent_t start, end;
+} kit_copy_record;
+
+typedef struct {
+    int on;        /* record the copies now */
+    int count, cap;
+    long long missed; /* copies past cap, not recorded */
+    kit_copy_record *rec;
+} kit_copy_trace;
+
+/* One for the whole program (weak: every translation unit shares it). */
+__attribute__((weak)) kit_copy_trace kit_copy_trace_now;
+
+/* Starts recording up to cap copies. */
+static inline void kit_copy_trace_start(int cap)
+{
+    kit_copy_trace *t = &kit_copy_trace_now;
+    if (cap > t->cap) {
+        for (int i = 0; i < t->cap; i++) {
+            KIT_CHECK(cudaEventDestroy(t->rec[i].start));
+            KIT_CHECK(cudaEventDestroy(t->rec[i].end));
+        }
+        free(t->rec);
+        t->rec = (kit_copy_record *)kit_host_alloc(sizeof(kit_copy_record) * (size_t)cap);
+        for (int i = 0; i < cap; i++) {
+            KIT_CHECK(cudaEventCreate(&t->rec[i].start));
+            KIT_CHECK(cudaEventCreate(&t->rec[i].end));
+        }
+        t->cap = cap;
+    }
+    t->count = 0;
+    t->missed = 0;
+    t->on = 1;
+}
+
+static inline void kit_copy_trace_stop(void) { kit_copy_trace_now.on = 0; }
+
+static inline void kit_copy_trace_free(void)
+{
+    kit_copy_trace *t = &kit_copy_trace_now;
+    for (int i = 0; i < t->cap; i++) {
+        KIT_CHECK(cudaEventDestroy(t->rec[i].start));
+        KIT_CHECK(cudaEventDestroy(t->rec[i].end));
+    }
+    free(t->rec);
+    memset(t, 0, sizeof *t);
+}
+
+/* The record of the next copy, or NULL when none is wanted. */
+static inline kit_copy_record *kit_copy_trace_next(void *dst, const void *src, size_t bytes,
+                                                   cudaMemcpyKind kind, cudaStream_t stream, int sync)
+{
+    kit_copy_trace *t = &kit_copy_trace_now;
+    kit_copy_record *r;
+    if (!t->on)
+        return NULL;
+    if (t->count == t->cap) {
+        t->missed++;
+        return NULL;
+    }
+    r = &t->rec[t->count++];
+    r->kind = kind;
+    r->dst = dst;
+    r->src = src;
+    r->bytes = bytes;
+    r->stream = stream;
+    r->sync = sync;
+    /* A stream the runtime refuses makes the copy fail too; that error,
+     * not the event's, is the one the caller must see. */
+    r->recorded = cudaEventRecord(r->start, stream) == cudaSuccess;
+    if (!r->recorded)
+        (void)cudaGetLastError();
+    return r;
+}
+
+static inline void kit_copy_trace_done(kit_copy_record *r)
+{
+    if (r && r->recorded) {
+        r->recorded = cudaEventRecord(r->end, r->stream) == cudaSuccess;
+        if (!r->recorded)
+            (void)cudaGetLastError();
+    }
+}
+
+static inline cudaError_t kit_traced_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                                  cudaStream_t stream = 0)
+{
+    kit_copy_record *r = kit_copy_trace_next(dst, src, bytes, kind, stream, 0);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
+    kit_copy_trace_done(r);
+    return e;
+}
+
+static inline cudaError_t kit_traced_memcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    kit_copy_record *r = kit_copy_trace_next(dst, src, bytes, kind, 0, 1);
+    cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
+    kit_copy_trace_done(r);
+    return e;
+}
+
+/* ---- spans, their overlap, the text timeline ------------------------------------ */
+
+typedef struct {
+    int op;           /* KIT_OP_... */
+    long long row;    /* which row of the timeline: e.g. the chunk's first element */
+    int stream;       /* index of its stream, -1 if unknown */
+    double start, end; /* ms after the timeline's zero */
+} kit_span;
+
+typedef struct {
+    double first_ms, last_ms; /* the first start and the last end */
+    double kernel_ms;         /* time with a kernel running */
+    double copy_kernel_ms;    /* time with a kernel and a copy running */
+    double h2d_d2h_ms;        /* time with a copy in and a copy out running */
+    int max_concurrent;       /* most operations running at one time */
+} kit_overlap;
+
+static inline int kit_cmp_edge(const void *x, const void *y)
+{
+    const double *a = (const double *)x, *b = (const double *)y;
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    /* At equal times ends (-1) before starts (+1): touching spans do not overlap. */
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/*
+ * How long operations ran beside each other. Kernels are first narrowed by
+ * kernel_margin_ms at each end (the clocks' uncertainty), so that an
+ * overlap that may come only from the clocks is not counted.
+ */
+static inline kit_overlap kit_overlap_of(const kit_span *s, int n, double kernel_margin_ms)
+{
+    double *edges = (double *)kit_host_alloc(sizeof(double) * 3 * 2 * (size_t)(n > 0 ? n : 1));
+    int active[KIT_NOPS] = {0, 0, 0, 0}, now = 0, m = 0;
+    kit_overlap o;
+
+    memset(&o, 0, sizeof o);
+    for (int i = 0; i < n; i++) {
+        double a = s[i].start, z = s[i].end;
+        if (i == 0 || a < o.first_ms)
+            o.first_ms = a;
+        if (i == 0 || z > o.last_ms)
+            o.last_ms = z;
+        if (s[i].op == KIT_OP_KERNEL)
+            a += kernel_margin_ms, z -= kernel_margin_ms;
+        if (z <= a)
+            continue;
+        edges[6 * m + 0] = a, edges[6 * m + 1] = +1, edges[6 * m + 2] = s[i].op;
+        edges[6 * m + 3] = z, edges[6 * m + 4] = -1, edges[6 * m + 5] = s[i].op;
+        m++;
+    }
+    qsort(edges, 2 * (size_t)m, 3 * sizeof(double), kit_cmp_edge);
+    for (int i = 0; i < 2 * m; i++) {
+        const double *e = edges + 3 * i;
+        if (i > 0) {
+            double dt = e[0] - edges[3 * (i - 1)];
+            int copies = active[KIT_OP_H2D] + active[KIT_OP_D2H] + active[KIT_OP_OTHER];
+            if (active[KIT_OP_KERNEL])
+                o.kernel_ms += dt;
+            if (copies && active[KIT_OP_KERNEL])
+                o.copy_kernel_ms += dt;
+            if (active[KIT_OP_H2D] && active[KIT_OP_D2H])
+                o.h2d_d2h_ms += dt;
+        }
+        active[(int)e[2]] += (int)e[1];
+        now += (int)e[1];
+        if (now > o.max_concurrent)
+            o.max_concurrent = now;
+    }
+    free(edges);
+    return o;
+}
+
+static inline int kit_cmp_ll(const void *x, const void *y)
+{
+    long long a = *(const long long *)x, b = *(const long long *)y;
+    return (a > b) - (a < b);
+}
+
+/*
+ * One line per row (rows in the order of their keys), `width` columns
+ * from first_ms to last_ms: '>' copy in, '#' kernel, '<' copy out. Where
+ * two kinds share a column, the later drawn one shows (kernels last).
+ */
+static inline void kit_gantt_print(const kit_span *s, int n, int width, double first_ms, double last_ms)
+{
+    long long *rows = (long long *)kit_host_alloc(sizeof(long long) * (size_t)(n > 0 ? n : 1));
+    char *line = (char *)kit_host_alloc((size_t)width + 1);
+    double span = last_ms > first_ms ? last_ms - first_ms : 1e-9;
+    int nrows = 0;
+    static const int order[KIT_NOPS] = {KIT_OP_OTHER, KIT_OP_H2D, KIT_OP_D2H, KIT_OP_KERNEL};
+
+    for (int i = 0; i < n; i++)
+        rows[nrows++] = s[i].row;
+    qsort(rows, (size_t)nrows, sizeof *rows, kit_cmp_ll);
+    {
+        int u = 0;
+        for (int i = 0; i < nrows; i++)
+            if (u == 0 || rows[i] != rows[u - 1])
+                rows[u++] = rows[i];
+        nrows = u;
+    }
+    for (int r = 0; r < nrows; r++) {
+        int stream = -1;
+        memset(line, ' ', (size_t)width);
+        line[width] = '\0';
+        for (int k = 0; k < KIT_NOPS; k++)
+            for (int i = 0; i < n; i++) {
+                int a, z;
+                if (s[i].row != rows[r] || s[i].op != order[k])
+                    continue;
+                if (s[i].stream >= 0 && s[i].op != KIT_OP_KERNEL)
+                    stream = s[i].stream;
+                a = (int)((s[i].start - first_ms) / span * width);
+                z = (int)((s[i].end - first_ms) / span * width);
+                a = a < 0 ? 0 : a;
+                z = z >= width ? width - 1 : z;
+                for (int x = a; x <= z; x++)
+                    line[x] = kit_op_glyph[s[i].op];
+            }
+        if (stream >= 0)
+            printf("  chunk %2d, stream %2d |%s|\n", r, stream, line);
+        else
+            printf("  chunk %2d            |%s|\n", r, line);
+    }
+    free(rows);
+    free(line);
+}
+
+#endif /* KIT_TIMELINE_H */
