@@ -79,6 +79,13 @@ KIT_MIN_ILP_FRACTION_OF_TLP=0.85
 KIT_MAX_FP64_RATIO_FACTOR=2
 KIT_MIN_SINF_INTRINSIC_SPEEDUP=1.5
 
+# Lab 06: the padded transpose against the kernel that copies the same
+# matrix row for row (NVIDIA's transpose study reaches 80-95% of it).
+KIT_MIN_PADDED_FRACTION_OF_COPY=0.8
+# Lab 06: the padded transpose against the naive one, whose stores each
+# touch 32 segments.
+KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE=1.3
+
 # ---------------------------------------------------------------------------
 
 # The programs: student copy and reference of lab $1 (e.g. 01-coalescing).
