@@ -92,6 +92,13 @@ KIT_MIN_ONE_QUEUE_BREADTH_OVER_DEPTH=1.15
 # the same work done before the pipeline, at most this share of the time.
 KIT_MAX_FOUR_WAY_FRACTION=0.9
 
+# Lab 06: the padded transpose against the kernel that copies the same
+# matrix row for row (NVIDIA's transpose study reaches 80-95% of it).
+KIT_MIN_PADDED_FRACTION_OF_COPY=0.8
+# Lab 06: the padded transpose against the naive one, whose stores each
+# touch 32 segments.
+KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE=1.3
+
 # ---------------------------------------------------------------------------
 
 # The programs: student copy and reference of lab $1 (e.g. 01-coalescing).

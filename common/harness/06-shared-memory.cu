@@ -1,0 +1,528 @@
+/*
+ * Lab 06: shared memory - transpose, bank conflicts, pitched arrays - the
+ * harness. The student's file: labs/06-shared-memory/shared-memory.cu; the
+ * handout: handouts/06-shared-memory.md.
+ *
+ * Part 1, the transpose of an n x n float matrix (sized from the L2):
+ *   copy              the kit's: reads rows, writes rows (the ceiling);
+ *   transpose_naive   given: reads rows, writes columns;
+ *   transpose_shared  the student's: through a 32 x 32 tile in shared memory;
+ *   transpose_padded  the student's: the tile padded to 32 x 33.
+ * Each is counted (segments per global request, wavefronts per shared
+ * request: the passes the 32 banks need), checked element by element, and
+ * timed until the median is steady, each timed run checked again.
+ *
+ * Part 2, the bank rules of today's GPUs measured: one warp reads a shared
+ * array of floats or doubles with several strides, and a broadcast.
+ *
+ * Part 3, pitched arrays: a matrix whose row (1,000 floats) is no multiple
+ * of 128 bytes, read row by row from a plain allocation and from one made
+ * by cudaMallocPitch and filled by cudaMemcpy2D: the pitch the runtime
+ * chose, and what it does to segments per request.
+ */
+#include "kit_args.h"
+#include "kit_check.h"
+#include "kit_device.h"
+#include "kit_host.h"
+#include "kit_report.h"
+#include "kit_rng.h"
+#include "kit_row.h"
+#include "kit_timing.h"
+
+#include "06-shared-memory.h"
+#include "kit_student.h"
+
+#define TILE 32
+#define ROWS 8
+#define PITCH_COLS 1000 /* 4,000 bytes a row: no multiple of 128 */
+
+static const kit_student_api *timed = &kit_student_timed;
+static const kit_student_api *counted = &kit_student_counted;
+
+/* ---- the kit's kernels ---------------------------------------------------- */
+
+/* NVIDIA's copy for the transpose study: the same tiles and threads, rows
+ * read and rows written. Built plain and counting, like the student's. */
+template <typename In, typename Out>
+__global__ void tile_copy(In in, Out out, unsigned int n)
+{
+    unsigned int x = blockIdx.x * TILE + threadIdx.x;
+    unsigned int y = blockIdx.y * TILE + threadIdx.y;
+    for (unsigned int j = 0; j < TILE; j += ROWS)
+        if (x < n && y + j < n)
+            out[(size_t)(y + j) * n + x] = in[(size_t)(y + j) * n + x];
+}
+
+/* One warp reads a shared array with a stride (in elements of T), or all
+ * lanes one element (stride 0): the wavefronts of that one request. */
+template <typename S, typename T>
+__global__ void bank_pattern(float *sink, unsigned int stride)
+{
+    __shared__ S buf[4096 / sizeof(T)];
+    unsigned int lane = threadIdx.x;
+    for (unsigned int i = lane; i < 4096 / sizeof(T); i += 32)
+        buf[i] = (T)i;
+    __syncwarp();
+    T v = buf[(lane * stride) % (4096 / sizeof(T))];
+    sink[lane] = (float)v;
+}
+
+/* Part 3: each thread doubles one element of a rows x cols matrix whose
+ * rows start pitch floats apart. */
+template <typename In, typename Out>
+__global__ void scale_rows(In in, Out out, unsigned int rows, unsigned int cols, unsigned int pitch)
+{
+    unsigned int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+    if (c < cols && r < rows)
+        out[(size_t)r * pitch + c] = 2.0f * in[(size_t)r * pitch + c];
+}
+
+/* ---- Part 1: the transposes ---------------------------------------------------- */
+
+enum kind { COPY, NAIVE, SHARED, PADDED };
+
+typedef struct {
+    enum kind kind;
+    unsigned int n;
+    size_t bytes;
+    float *d_in, *d_out, *d_keep;
+    float *in, *out; /* host */
+    kit_counter counter;
+} tr_run;
+
+static void tr_launch(tr_run *r, int counting)
+{
+    const kit_student_api *api = counting ? counted : timed;
+    dim3 block(TILE, ROWS), grid((r->n + TILE - 1) / TILE, (r->n + TILE - 1) / TILE);
+    switch (r->kind) {
+    case COPY:
+        if (counting)
+            tile_copy<kit_counted_ptr<const float>, kit_counted_ptr<float> ><<<grid, block>>>(r->d_in, r->d_out, r->n);
+        else
+            tile_copy<const float *, float *><<<grid, block>>>(r->d_in, r->d_out, r->n);
+        break;
+    case NAIVE: api->launch_transpose_naive(r->d_in, r->d_out, r->n); break;
+    case SHARED: api->launch_transpose_shared(r->d_in, r->d_out, r->n); break;
+    case PADDED: api->launch_transpose_padded(r->d_in, r->d_out, r->n); break;
+    }
+}
+
+static kit_counts tr_counted(void *p)
+{
+    tr_run *r = (tr_run *)p;
+    kit_counter_reset(&r->counter, NULL, 0);
+    if (r->kind == COPY)
+        kit_count_configure_here(&r->counter.cfg);
+    else
+        counted->configure_counting(&r->counter.cfg);
+    tr_launch(r, 1);
+    KIT_CHECK_LAUNCH();
+    return kit_counter_read(&r->counter);
+}
+
+static void tr_timed(void *p) { tr_launch((tr_run *)p, 0); }
+
+static void tr_poison(void *p)
+{
+    tr_run *r = (tr_run *)p;
+    KIT_CHECK(cudaMemset(r->d_out, 0xff, r->bytes));
+}
+
+static void tr_keep(void *p)
+{
+    tr_run *r = (tr_run *)p;
+    KIT_CHECK(cudaMemcpy(r->d_keep, r->d_out, r->bytes, cudaMemcpyDeviceToDevice));
+}
+
+static long long tr_compare(void *p)
+{
+    tr_run *r = (tr_run *)p;
+    return kit_device_differ(r->d_out, r->d_keep, r->bytes);
+}
+
+static long long tr_check_range(unsigned long long b, unsigned long long e, void *p, unsigned long long *first)
+{
+    const tr_run *r = (const tr_run *)p;
+    long long bad = 0;
+    for (unsigned long long i = b; i < e; i++) {
+        unsigned long long row = i / r->n, col = i % r->n;
+        float want = r->kind == COPY ? r->in[i] : r->in[col * r->n + row];
+        if (r->out[i] != want && bad++ == 0)
+            *first = i;
+    }
+    return bad;
+}
+
+static long long tr_verify(void *p, const kit_row *row)
+{
+    tr_run *r = (tr_run *)p;
+    unsigned long long first, i, j;
+    long long bad;
+
+    KIT_CHECK(cudaMemcpy(r->out, r->d_out, r->bytes, cudaMemcpyDeviceToHost));
+    bad = kit_parallel_check((unsigned long long)r->n * r->n, tr_check_range, r, &first);
+    if (bad) {
+        i = first / r->n;
+        j = first % r->n;
+        fprintf(stderr, "%s: %s: out[%llu][%llu] = %.9g but in[%llu][%llu] = %.9g\n", kit_program, row->name, i,
+                j, r->out[first], r->kind == COPY ? i : j, r->kind == COPY ? j : i,
+                r->kind == COPY ? r->in[first] : r->in[j * r->n + i]);
+    }
+    return bad;
+}
+
+static void measure_tr(tr_run *r, enum kind kind, kit_row *row, const kit_policy *policy)
+{
+    kit_row_work w = {r, tr_counted, tr_timed, tr_poison, tr_verify, tr_keep, tr_compare};
+    r->kind = kind;
+    kit_row_measure(row, &w, policy);
+}
+
+static double sh_wavefronts(const kit_row *r, int store)
+{
+    return store ? kit_per(&r->counts, KIT_SH_ST_WAVEFRONTS, KIT_SH_ST_REQUESTS)
+                 : kit_per(&r->counts, KIT_SH_LD_WAVEFRONTS, KIT_SH_LD_REQUESTS);
+}
+
+static double st_segments(const kit_row *r) { return kit_per(&r->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS); }
+
+/* ---- Part 2: the bank rules ------------------------------------------------------ */
+
+typedef struct {
+    const char *name, *key;
+    int is_double;
+    unsigned int stride;
+    double expect;
+    double wavefronts;
+} bank_case;
+
+static void measure_banks(bank_case *cases, int ncases, kit_counter *k, float *sink)
+{
+    for (int i = 0; i < ncases; i++) {
+        kit_counts c;
+        kit_counter_reset(k, NULL, 0);
+        kit_count_configure_here(&k->cfg);
+        if (cases[i].is_double)
+            bank_pattern<kit_shared<double>, double><<<1, 32>>>(sink, cases[i].stride);
+        else
+            bank_pattern<kit_shared<float>, float><<<1, 32>>>(sink, cases[i].stride);
+        KIT_CHECK_LAUNCH();
+        c = kit_counter_read(k);
+        cases[i].wavefronts = kit_per(&c, KIT_SH_LD_WAVEFRONTS, KIT_SH_LD_REQUESTS);
+    }
+}
+
+/* ---- Part 3: pitched arrays ---------------------------------------------------------- */
+
+typedef struct {
+    const char *name, *key;
+    size_t pitch_bytes;
+    kit_counts counts;
+    double ms;
+    long long wrong;
+} pitch_row;
+
+static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigned int cols, const float *host,
+                          float *back, kit_counter *k, const kit_policy *policy)
+{
+    float *d_in, *d_out;
+    size_t pitch;
+    dim3 block(256), grid((cols + 255) / 256, rows);
+    kit_measurement m;
+
+    if (pitched) {
+        KIT_CHECK(cudaMallocPitch((void **)&d_in, &pitch, cols * sizeof(float), rows));
+        KIT_CHECK(cudaMallocPitch((void **)&d_out, &pitch, cols * sizeof(float), rows));
+    } else {
+        pitch = cols * sizeof(float);
+        KIT_CHECK(cudaMalloc((void **)&d_in, pitch * rows));
+        KIT_CHECK(cudaMalloc((void **)&d_out, pitch * rows));
+    }
+    pr->pitch_bytes = pitch;
+    KIT_CHECK(cudaMemcpy2D(d_in, pitch, host, cols * sizeof(float), cols * sizeof(float), rows,
+                           cudaMemcpyHostToDevice));
+    unsigned int p = (unsigned int)(pitch / sizeof(float));
+
+    kit_counter_reset(k, NULL, 0);
+    kit_count_configure_here(&k->cfg);
+    scale_rows<kit_counted_ptr<const float>, kit_counted_ptr<float> ><<<grid, block>>>(d_in, d_out, rows, cols, p);
+    KIT_CHECK_LAUNCH();
+    pr->counts = kit_counter_read(k);
+
+    /* Checked, then timed: every timed run checked on the device too. */
+    KIT_CHECK(cudaMemset2D(d_out, pitch, 0xff, cols * sizeof(float), rows));
+    scale_rows<const float *, float *><<<grid, block>>>(d_in, d_out, rows, cols, p);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaMemcpy2D(back, cols * sizeof(float), d_out, pitch, cols * sizeof(float), rows,
+                           cudaMemcpyDeviceToHost));
+    pr->wrong = 0;
+    for (size_t i = 0; i < (size_t)rows * cols; i++)
+        if (back[i] != 2.0f * host[i] && pr->wrong++ == 0)
+            fprintf(stderr, "%s: %s: element %zu is %.9g, not %.9g\n", kit_program, pr->name, i, back[i], 2.0f * host[i]);
+    {
+        kit_timer t;
+        float *ms = (float *)kit_host_alloc(sizeof(float) * 64);
+        int reps = policy->reps > 0 ? policy->reps : 15;
+        kit_timer_create(&t);
+        for (int r = 0; r < reps && r < 64; r++) {
+            kit_timer_start(&t, 0);
+            scale_rows<const float *, float *><<<grid, block>>>(d_in, d_out, rows, cols, p);
+            KIT_CHECK_LAUNCH();
+            kit_timer_stop(&t, 0);
+            ms[r] = kit_timer_ms(&t);
+        }
+        m.median_ms = kit_median(ms, reps < 64 ? reps : 64);
+        kit_timer_destroy(&t);
+        free(ms);
+    }
+    KIT_CHECK(cudaMemcpy2D(back, cols * sizeof(float), d_out, pitch, cols * sizeof(float), rows,
+                           cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < (size_t)rows * cols; i++)
+        if (back[i] != 2.0f * host[i] && pr->wrong++ == 0)
+            fprintf(stderr, "%s: %s: a timed run left element %zu at %.9g\n", kit_program, pr->name, i, back[i]);
+    pr->ms = m.median_ms;
+    KIT_CHECK(cudaFree(d_in));
+    KIT_CHECK(cudaFree(d_out));
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+/* The default matrix: the smallest power of two n whose input and output
+ * together are at least 8 L2s (from 1,024 up), within a quarter of the
+ * free memory. */
+static unsigned int default_n(const kit_device *d)
+{
+    unsigned long long n = 1024;
+    while (2 * n * n * 4 < 8ull * (unsigned long long)d->l2_bytes && 2 * (2 * n) * (2 * n) * 4 * 4 < (unsigned long long)d->free_bytes)
+        n *= 2;
+    return (unsigned int)n;
+}
+
+static void print_row(const kit_row *r, double bytes, double copy_gbs)
+{
+    printf("%-20s", r->name);
+    if (r->timed)
+        printf(" %10.3f %9.0f %7.0f%%", r->t.median_ms, bytes / (r->t.median_ms * 1e6),
+               copy_gbs > 0 ? 100.0 * bytes / (r->t.median_ms * 1e6) / copy_gbs : 0.0);
+    else
+        printf(" %10s %9s %8s", "-", "-", "-");
+    printf(" %10.2f %10.2f", kit_row_segments(r), st_segments(r));
+    if (r->counts.c[KIT_SH_LD_REQUESTS])
+        printf(" %10.2f %10.2f", sh_wavefronts(r, 1), sh_wavefronts(r, 0));
+    else
+        printf(" %10s %10s", "-", "-");
+    printf("  %s\n", r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok");
+}
+
+int main(int argc, char **argv)
+{
+    kit_common c;
+    kit_device dev;
+    int n_opt = 0;
+    kit_option opts[] = {
+        {"--matrix", KIT_OPT_INT, &n_opt, "N", "transpose an N x N matrix (default: from the GPU's L2)", 32, 32768, NULL},
+        {"--reps", KIT_OPT_INT, &c.reps, "R", "timed runs of each kernel (default: until the median is steady)", 1,
+         1000, NULL},
+        {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
+        {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
+        {"--device", KIT_OPT_INT, &c.device, "D", "which GPU to use", 0, 63, NULL},
+    };
+    kit_row rows[4];
+    bank_case banks[] = {
+        {"float, stride 1", "float-1", 0, 1, 1, 0},
+        {"float, stride 2", "float-2", 0, 2, 2, 0},
+        {"float, stride 32 (a column)", "float-32", 0, 32, 32, 0},
+        {"float, stride 33 (padded)", "float-33", 0, 33, 1, 0},
+        {"float, one word (broadcast)", "float-0", 0, 0, 1, 0},
+        {"double, stride 1", "double-1", 1, 1, 2, 0},
+        {"double, stride 2", "double-2", 1, 2, 4, 0},
+        {"double, stride 16 (a column)", "double-16", 1, 16, 32, 0},
+    };
+    pitch_row pitch[2] = {{"cudaMalloc, rows packed", "plain", 0, {{0}}, 0, 0},
+                          {"cudaMallocPitch", "pitched", 0, {{0}}, 0, 0}};
+    kit_policy policy;
+    tr_run r;
+    unsigned int n, prow;
+    int pass = 1;
+    float *sink, *phost, *pback;
+
+    kit_common_defaults(&c);
+    c.reps = 0;
+    kit_parse_args(argc, argv,
+                   "Lab 06: shared memory. Transposes a matrix naively, through a tile in shared\n"
+                   "memory, and through a padded tile, against a copy; counts segments per global\n"
+                   "request and bank conflicts per shared request; measures the bank rules and what\n"
+                   "a pitched allocation does to rows that are no multiple of 128 bytes.",
+                   opts, KIT_COUNT(opts));
+    kit_choose_seed(&c);
+    kit_csv_check(c.csv);
+    kit_device_open(c.device, &dev);
+    n = n_opt ? (unsigned int)n_opt : default_n(&dev);
+    if ((long long)(3ull * n * n * 4 + (64ull << 20)) > dev.free_bytes)
+        kit_die(KIT_EXIT_USAGE, "--matrix %u needs %.0f MiB of GPU memory but %s has %.0f MiB free", n,
+                3.0 * n * n * 4 / 1048576.0, dev.name, dev.free_bytes / 1048576.0);
+    policy = kit_policy_default(c.reps);
+
+    /* Part 1. */
+    memset(&r, 0, sizeof r);
+    r.n = n;
+    r.bytes = (size_t)n * n * sizeof(float);
+    KIT_CHECK(cudaMalloc((void **)&r.d_in, r.bytes));
+    KIT_CHECK(cudaMalloc((void **)&r.d_out, r.bytes));
+    KIT_CHECK(cudaMalloc((void **)&r.d_keep, r.bytes));
+    r.in = (float *)kit_host_alloc(r.bytes);
+    r.out = (float *)kit_host_alloc(r.bytes);
+    kit_fill_uniform(r.d_in, (unsigned long long)n * n, c.seed);
+    KIT_CHECK(cudaMemcpy(r.in, r.d_in, r.bytes, cudaMemcpyDeviceToHost));
+    kit_counter_create(&r.counter, 0, 0);
+    kit_row_name(&rows[0], "copy", NULL, "copy (kit)");
+    measure_tr(&r, COPY, &rows[0], &policy);
+    kit_row_name(&rows[1], "naive", NULL, "transpose_naive");
+    measure_tr(&r, NAIVE, &rows[1], &policy);
+    kit_row_name(&rows[2], "shared", "TODO(1) and TODO(3)", "transpose_shared");
+    measure_tr(&r, SHARED, &rows[2], &policy);
+    kit_row_name(&rows[3], "padded", "TODO(2) and TODO(3)", "transpose_padded");
+    measure_tr(&r, PADDED, &rows[3], &policy);
+    KIT_CHECK(cudaFree(r.d_in));
+    KIT_CHECK(cudaFree(r.d_out));
+    KIT_CHECK(cudaFree(r.d_keep));
+    free(r.in);
+    free(r.out);
+
+    /* Part 2. */
+    KIT_CHECK(cudaMalloc((void **)&sink, 32 * sizeof(float)));
+    measure_banks(banks, KIT_COUNT(banks), &r.counter, sink);
+    KIT_CHECK(cudaFree(sink));
+
+    /* Part 3: enough rows for four L2s, at least 4,096. */
+    prow = (unsigned int)((4ull * dev.l2_bytes) / (PITCH_COLS * 4));
+    if (prow < 4096)
+        prow = 4096;
+    if (n_opt && prow > 4096)
+        prow = 4096; /* a chosen (small) matrix: a small pitched part too */
+    phost = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
+    pback = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
+    for (size_t i = 0; i < (size_t)prow * PITCH_COLS; i++)
+        phost[i] = (float)((i * 2654435761u + c.seed) % 1000) * 0.25f;
+    measure_pitch(&pitch[0], 0, prow, PITCH_COLS, phost, pback, &r.counter, &policy);
+    measure_pitch(&pitch[1], 1, prow, PITCH_COLS, phost, pback, &r.counter, &policy);
+    free(phost);
+    free(pback);
+    kit_counter_destroy(&r.counter);
+
+    /* The report. */
+    double bytes = 2.0 * n * n * 4, copy_gbs = rows[0].timed ? bytes / (rows[0].t.median_ms * 1e6) : 0.0;
+    FILE *csv = kit_csv_open(c.csv);
+    if (csv != stdout) {
+        kit_banner("Lab 06: shared memory - transpose, bank conflicts, pitched arrays", &dev);
+        printf("Part 1: a %s x %s matrix of floats (%.0f MiB in, the same out: %.1fx the L2), seed %llu\n\n",
+               kit_grouped(n), kit_grouped(n), n * (double)n * 4 / 1048576.0, bytes / dev.l2_bytes, c.seed);
+        printf("%-20s %10s %9s %8s %10s %10s %10s %10s  %s\n", "kernel", "time (ms)", "GB/s", "of copy",
+               "ld seg/req", "st seg/req", "sh st wf", "sh ld wf", "check");
+        for (int i = 0; i < 4; i++)
+            print_row(&rows[i], bytes, copy_gbs);
+        printf("(seg/req: 128-byte segments per global request; wf: wavefronts per shared request,\n"
+               "the passes the 32 banks need: 1 without a conflict, up to 32)\n\n");
+        printf("Part 2: the bank rules of compute capability 5.0 and later, one warp, one request\n\n");
+        printf("%-32s %12s %10s  %s\n", "access", "wavefronts", "expected", "check");
+        for (int i = 0; i < KIT_COUNT(banks); i++)
+            printf("%-32s %12.0f %10.0f  %s\n", banks[i].name, banks[i].wavefronts, banks[i].expect,
+                   banks[i].wavefronts == banks[i].expect ? "ok" : "DIFFERS");
+        printf("(32 banks of 4 bytes for a whole warp; lanes reading one word share it; 8-byte\n"
+               "accesses are served a half-warp at a time: at least 2 wavefronts)\n\n");
+        printf("Part 3: %s rows of %d floats (%d bytes: no multiple of 128), each doubled in place\n\n",
+               kit_grouped(prow), PITCH_COLS, PITCH_COLS * 4);
+        printf("%-26s %12s %10s %12s %12s  %s\n", "allocation", "pitch (B)", "time (ms)", "ld seg/req",
+               "st seg/req", "check");
+        for (int i = 0; i < 2; i++)
+            printf("%-26s %12zu %10.3f %12.2f %12.2f  %s\n", pitch[i].name, pitch[i].pitch_bytes, pitch[i].ms,
+                   kit_per(&pitch[i].counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS),
+                   kit_per(&pitch[i].counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS), pitch[i].wrong ? "WRONG" : "ok");
+        printf("\ncourse (notes 003): 16 banks served per half-warp on compute capability 1.x;\n"
+               "this GPU: 32 banks for the whole warp, as measured in part 2.\n\n");
+    }
+    if (csv) {
+        fprintf(csv, "gpu,size,seed,kernel,time_ms,gbs,load_segments_per_request,store_segments_per_request,"
+                     "shared_store_wavefronts,shared_load_wavefronts,correct\n");
+        for (int i = 0; i < 4; i++) {
+            kit_csv_prefix(csv, &dev, n, c.seed);
+            fprintf(csv, "%s,%.6f,%.2f,%.4f,%.4f,%.4f,%.4f,%d\n", rows[i].name, rows[i].timed ? rows[i].t.median_ms : 0.0,
+                    rows[i].timed ? bytes / (rows[i].t.median_ms * 1e6) : 0.0, kit_row_segments(&rows[i]),
+                    st_segments(&rows[i]), sh_wavefronts(&rows[i], 1), sh_wavefronts(&rows[i], 0), rows[i].wrong == 0);
+        }
+        kit_csv_close(csv);
+    }
+
+    kit_kv("lab", "06-shared-memory");
+    kit_kv_device(&dev);
+    kit_kv("matrix", "%u", n);
+    kit_kv("seed", "%llu", c.seed);
+    for (int i = 0; i < 4; i++) {
+        char key[64];
+        kit_row_kv(&rows[i]);
+        snprintf(key, sizeof key, "shared-load-wavefronts-per-request-%s", rows[i].key);
+        kit_kv(key, "%.4f", sh_wavefronts(&rows[i], 0));
+        snprintf(key, sizeof key, "shared-store-wavefronts-per-request-%s", rows[i].key);
+        kit_kv(key, "%.4f", sh_wavefronts(&rows[i], 1));
+        if (rows[i].timed) {
+            snprintf(key, sizeof key, "bandwidth-%s-gbs", rows[i].key);
+            kit_kv(key, "%.1f", bytes / (rows[i].t.median_ms * 1e6));
+            snprintf(key, sizeof key, "fraction-of-copy-%s", rows[i].key);
+            kit_kv(key, "%.3f", copy_gbs > 0 ? bytes / (rows[i].t.median_ms * 1e6) / copy_gbs : 0.0);
+        }
+    }
+    if (rows[1].timed && rows[3].timed)
+        kit_kv("speedup-padded-over-naive", "%.2f", rows[1].t.median_ms / rows[3].t.median_ms);
+    for (int i = 0; i < KIT_COUNT(banks); i++) {
+        char key[64];
+        snprintf(key, sizeof key, "bank-wavefronts-%s", banks[i].key);
+        kit_kv(key, "%.0f", banks[i].wavefronts);
+    }
+    for (int i = 0; i < 2; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "pitch-bytes-%s", pitch[i].key);
+        kit_kv(key, "%zu", pitch[i].pitch_bytes);
+        snprintf(key, sizeof key, "segments-per-request-%s", pitch[i].key);
+        kit_kv(key, "%.4f", kit_per(&pitch[i].counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS));
+        snprintf(key, sizeof key, "time-%s-ms", pitch[i].key);
+        kit_kv(key, "%.4f", pitch[i].ms);
+        snprintf(key, sizeof key, "wrong-elements-%s", pitch[i].key);
+        kit_kv(key, "%lld", pitch[i].wrong);
+    }
+    if (rows[0].timed && rows[3].timed)
+        kit_kv("summary", "padded tile %.0f%% of the copy's bandwidth, naive %.0f%%; %.0f against %.0f wavefronts per "
+                          "shared load request without and with padding",
+               100.0 * rows[0].t.median_ms / rows[3].t.median_ms,
+               rows[1].timed ? 100.0 * rows[0].t.median_ms / rows[1].t.median_ms : 0.0, sh_wavefronts(&rows[2], 0),
+               sh_wavefronts(&rows[3], 0));
+    kit_kv("course-notes", "compute capability 1.x: 16 banks, conflicts within a half-warp");
+
+    /* The verdict. */
+    for (int i = 0; i < 4; i++)
+        pass &= kit_row_ok(&rows[i], (unsigned long long)n * n);
+    for (int i = 2; i < 4; i++) {
+        const kit_row *x = &rows[i];
+        double limit = n % TILE == 0 ? 1.0 : 2.0;
+        if (x->wrong == 0 && (kit_row_segments(x) > limit + 1e-9 || st_segments(x) > limit + 1e-9)) {
+            fprintf(stderr, "%s: %s: %.2f segments per load and %.2f per store request, not %s: both halves must be "
+                            "coalesced (%s)\n", kit_program, x->name, kit_row_segments(x), st_segments(x),
+                    n % TILE == 0 ? "1" : "2 at most", x->todo);
+            pass = 0;
+        }
+    }
+    if (rows[2].wrong == 0 && sh_wavefronts(&rows[2], 0) <= 1.0) {
+        fprintf(stderr, "%s: transpose_shared reads its tile without a bank conflict: keep TODO(1) the plain %d x %d "
+                        "tile, so that the padding of TODO(2) shows\n", kit_program, TILE, TILE);
+        pass = 0;
+    }
+    if (rows[3].wrong == 0 && (sh_wavefronts(&rows[3], 0) != 1.0 || sh_wavefronts(&rows[3], 1) != 1.0)) {
+        fprintf(stderr, "%s: transpose_padded: %.2f wavefronts per shared load and %.2f per store, not 1: a column "
+                        "of the tile must fall in 32 different banks (TODO(2))\n",
+                kit_program, sh_wavefronts(&rows[3], 0), sh_wavefronts(&rows[3], 1));
+        pass = 0;
+    }
+    for (int i = 0; i < 2; i++)
+        if (pitch[i].wrong)
+            pass = 0;
+    return kit_finish(pass);
+}

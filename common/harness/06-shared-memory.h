@@ -1,0 +1,14 @@
+/*
+ * 06-shared-memory.h - what labs/06-shared-memory/shared-memory.cu defines
+ * for its harness (06-shared-memory.cu): X(return type, name, (parameters)).
+ * Each launch transposes the n x n matrix in (row by row) into out.
+ */
+#ifndef KIT_LAB_06_H
+#define KIT_LAB_06_H
+
+#define KIT_STUDENT_FUNCTIONS(X)                                                                   \
+    X(void, launch_transpose_naive, (const float *in, float *out, unsigned int n))                 \
+    X(void, launch_transpose_shared, (const float *in, float *out, unsigned int n))                \
+    X(void, launch_transpose_padded, (const float *in, float *out, unsigned int n))
+
+#endif /* KIT_LAB_06_H */

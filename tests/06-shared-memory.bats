@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# Lab 06: shared memory - transpose, bank conflicts, pitched arrays.
+
+load test_helper
+
+LAB=06-shared-memory
+
+setup() {
+    REF=$(ref_program "$LAB")
+    SKELETON=$(lab_program "$LAB")
+}
+
+# --- CPU -----------------------------------------------------------------------
+
+@test "06: the student's file holds only the student's code; the diff is the answers" {
+    assert_student_file "$LAB" 15 40
+}
+
+@test "06: --help lists the options and exits 0" {
+    run "$REF" --help
+    assert_success
+    assert_output --partial "--matrix N"
+    assert_output --partial "--reps R"
+}
+
+@test "06: bad command lines are rejected with the reason and exit 64" {
+    assert_usage_errors "$REF" <<'CASES'
+--matrix 31|from 32 to 32768
+--matrix 40000|from 32 to 32768
+--matrix x|from 32 to 32768
+--reps 0|from 1 to 1000
+--size 4M|unknown option '--size'
+--seed -1|not an unsigned integer
+--csv /nonexistent/dir/t.csv|cannot write in /nonexistent/dir
+CASES
+}
+
+@test "06: with no GPU visible it exits 2, says why, and leaves no CSV behind" {
+    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv"
+    assert_failure 2
+    assert_output --partial "cannot run here"
+    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
+}
+
+# --- GPU -----------------------------------------------------------------------
+
+# bats test_tags=gpu
+@test "06: the reference passes at the default size: every version verifies, every timed run too" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_success
+    assert_line "result: PASS"
+    for key in copy naive shared padded plain pitched; do
+        assert_equal "$(kv "wrong-elements-$key")" 0
+    done
+    for key in copy naive shared padded; do
+        assert_equal "$(kv "bad-timed-runs-$key")" 0
+    done
+}
+
+# bats test_tags=gpu
+@test "06: 32 wavefronts per shared load for the plain tile's column, 1 for the padded one" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_equal "$(kv shared-load-wavefronts-per-request-shared)" 32.0000
+    assert_equal "$(kv shared-load-wavefronts-per-request-padded)" 1.0000
+    assert_equal "$(kv shared-store-wavefronts-per-request-shared)" 1.0000
+    assert_equal "$(kv shared-store-wavefronts-per-request-padded)" 1.0000
+    # Global memory: naive stores a column (32 segments), the tiles one each.
+    assert_equal "$(kv store-segments-per-request-naive)" 32.0000
+    assert_equal "$(kv store-segments-per-request-padded)" 1.0000
+    assert_equal "$(kv segments-per-request-padded)" 1.0000
+}
+
+# bats test_tags=gpu
+@test "06: the bank rules: 32 banks, broadcast, 64-bit accesses in two phases" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_equal "$(kv bank-wavefronts-float-1)" 1
+    assert_equal "$(kv bank-wavefronts-float-2)" 2
+    assert_equal "$(kv bank-wavefronts-float-32)" 32
+    assert_equal "$(kv bank-wavefronts-float-33)" 1
+    assert_equal "$(kv bank-wavefronts-float-0)" 1
+    assert_equal "$(kv bank-wavefronts-double-1)" 2
+    assert_equal "$(kv bank-wavefronts-double-16)" 32
+}
+
+# bats test_tags=gpu,perf
+@test "06: the padded tile reaches ${KIT_MIN_PADDED_FRACTION_OF_COPY} of the copy; naive is clearly slower" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_at_least "$(kv fraction-of-copy-padded)" "$KIT_MIN_PADDED_FRACTION_OF_COPY" "padded against copy"
+    assert_at_least "$(kv speedup-padded-over-naive)" "$KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE" "padded against naive"
+}
+
+# bats test_tags=gpu
+@test "06: a pitched allocation aligns every row: 1 segment per request, against more when packed" {
+    require_gpu
+    run_reference_once "$LAB"
+    local pitch=$(kv pitch-bytes-pitched)
+    [ $((pitch % 128)) -eq 0 ] || fail "the pitch $pitch is no multiple of 128"
+    assert_equal "$(kv pitch-bytes-plain)" 4000
+    assert_close "$(kv segments-per-request-pitched)" 1 0.01 "pitched rows"
+    assert_at_least "$(kv segments-per-request-plain)" 1.5 "packed rows of 4,000 bytes"
+}
+
+# bats test_tags=gpu
+@test "06: the skeleton as shipped fails, pointing at its TODOs" {
+    require_gpu
+    run "$SKELETON" --matrix 256
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "transpose_shared: 65536 of 65536 elements are wrong; see TODO(1) and TODO(3)"
+    assert_output --partial "transpose_padded: 65536 of 65536 elements are wrong; see TODO(2) and TODO(3)"
+}
+
+# bats test_tags=gpu
+@test "06: sizes that are no multiple of the tile verify; --csv writes a row per kernel" {
+    require_gpu
+    local csv="$BATS_TEST_TMPDIR/t.csv"
+    for n in 33 1000; do
+        run "$REF" --matrix "$n" --reps 2 --csv "$csv"
+        assert_success
+        assert_line "matrix: $n"
+        assert_line "result: PASS"
+    done
+    run wc -l <"$csv"
+    assert_output 5
+}
+
+# bats test_tags=gpu
+@test "06: compute-sanitizer racecheck finds the race of a tile without its barrier, none in the reference" {
+    require_gpu
+    command -v compute-sanitizer >/dev/null 2>&1 || skip "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
+    local dir="$BATS_TEST_TMPDIR/racy"
+    mkdir -p "$dir"
+    # The reference with its barriers removed: a student's first try.
+    sed '/__syncthreads();/d' "$KIT_ROOT/solutions/$LAB/shared-memory.cu" >"$dir/shared-memory.cu"
+    run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" graded GRADED_LAB="$LAB" \
+        STUDENT_SRC="$dir/shared-memory.cu" GRADED_DIR="$dir/bin"
+    assert_success
+    run compute-sanitizer --tool racecheck --error-exitcode 99 "$dir/bin/shared-memory" --matrix 64 --reps 1
+    assert_failure 99
+    assert_output --regexp "(hazard|Race reported)"
+    run compute-sanitizer --tool racecheck --error-exitcode 99 "$REF" --matrix 64 --reps 1
+    assert_success
+    assert_output --partial "ERROR SUMMARY: 0 errors"
+}
