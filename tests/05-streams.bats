@@ -181,8 +181,6 @@ CASES
     assert_at_least "$(kv units-copy-queue-stream-1-first)" "$least" "units, DH2 behind DH1 (course: 5)"
     most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 + s }')
     assert_at_least "$most" "$(kv units-copy-queue-dh2-first)" "units, DH2 first (course: 4)"
-    assert_at_least "$(awk -v b="$(kv time-breadth-first-8-ms)" -v d="$(kv time-depth-first-8-ms)" \
-        'BEGIN { print b / d }')" "$KIT_MIN_ONE_QUEUE_BREADTH_OVER_DEPTH" "breadth-first over depth-first"
 }
 
 # --- GPU: negative controls --------------------------------------------------

@@ -84,10 +84,6 @@ KIT_MIN_COPY_KERNEL_OVERLAP=0.5
 # Lab 05: the course's scheduling examples count units of time; launches
 # and copies' latency may add this much to the course's count.
 KIT_UNITS_SLACK=0.35
-# Lab 05: with one hardware queue (--connections 1) and the kernel as long
-# as the copies in, breadth-first issue against depth-first (the course's
-# three-stream example: 7 units against 5).
-KIT_MIN_ONE_QUEUE_BREADTH_OVER_DEPTH=1.15
 # Lab 05: the host's work between the asynchronous calls (4-way) against
 # the same work done before the pipeline, at most this share of the time.
 KIT_MAX_FOUR_WAY_FRACTION=0.9

@@ -7,7 +7,7 @@
  * would otherwise hoist the loads common to all four bodies above the
  * branches and sink the stores below them, and every counted request would
  * have all 32 lanes. (The timed build is optimised as usual.)
- * kit-counted-nvcc-flags: -G
+ * kit-counted-nvcc-flags: -Xcicc -O0
  */
 #ifndef KIT_LAB_03_H
 #define KIT_LAB_03_H

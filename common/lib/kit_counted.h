@@ -149,8 +149,10 @@ static __device__ __forceinline__ void kit_trace_touch(unsigned long long warp)
     r->used = 1;
 }
 
-/* One global request of `bytes` per lane: every active lane calls it. */
-static __device__ __noinline__ void kit_count_global(const void *address, unsigned int bytes, int store)
+/* One global request of `bytes` per lane: every active lane calls it.
+ * Inlined, not called: a call is compiled as made by the whole warp
+ * (call.uni), and the lanes of a divergent branch would be miscounted. */
+static __device__ __forceinline__ void kit_count_global(const void *address, unsigned int bytes, int store)
 {
     unsigned int active = __activemask();
     unsigned long long a = (unsigned long long)(size_t)address;
@@ -175,7 +177,7 @@ static __device__ __noinline__ void kit_count_global(const void *address, unsign
  * words: half-warps for 8 bytes, quarter-warps for 16. The wavefronts of a
  * phase are the most distinct words any one bank must deliver.
  */
-static __device__ __noinline__ void kit_count_shared(const void *address, unsigned int bytes, int store)
+static __device__ __forceinline__ void kit_count_shared(const void *address, unsigned int bytes, int store)
 {
     unsigned int active = __activemask();
     unsigned int leader = __ffs(active) - 1;
