@@ -81,7 +81,8 @@ int blocks_by_registers(const gpu_limits *g, int threads, int regs_per_thread)
  * capability 8.0 on, none before), rounded up to a multiple of
  * g->smem_alloc_unit. A block that declares more than g->max_smem_per_block
  * cannot launch at all. How many blocks fit in g->smem_per_sm? (A block
- * that takes no shared memory at all is not limited by it.)
+ * that takes no shared memory at all, reserved share included, is not
+ * limited by it.)
  */
 int blocks_by_shared_memory(const gpu_limits *g, int smem)
 {
@@ -95,7 +96,7 @@ int blocks_by_shared_memory(const gpu_limits *g, int smem)
     return g->smem_per_sm / taken;
 }
 
-/* ======== Part 2: the course's kernel and the book's ====================== */
+/* ======== Parts 2 to 4: the course's kernel and the book's =============== */
 
 /*
  * The course's occupancy kernel (notes 000): four vector operations
@@ -134,7 +135,7 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
         C[idx] = A[idx] + B[idx];
 }
 
-/* ======== Part 3: occupancy by design ===================================== */
+/* ======== Part 5: occupancy by design ===================================== */
 
 /*
  * A kernel that needs many registers: every thread keeps HEAVY_VALUES
