@@ -384,7 +384,8 @@ static void check_table(cpu_check *r, unsigned long long seed, int print)
                                 "blocks) = %d bytes, which leaves room for %d blocks by shared memory; the least "
                                 "that leaves room for no more than %d is %d bytes, to within %d (TODO(5))\n",
                         kit_program, table[i].name, threads, regs, stat, blocks, bytes,
-                        bytes >= 0 && stat + bytes <= optin.max_smem_per_block ? rule_shared(&optin, stat + bytes, KIT) : -1,
+                        bytes >= 0 && stat + bytes <= optin.max_smem_per_block ? rule_shared(&optin, stat + bytes, KIT)
+                                                                                : -1,
                         blocks, throttle_bytes(KIT, &optin, threads, regs, stat, blocks), optin.smem_alloc_unit);
             r->throttles_wrong++;
         }
@@ -570,7 +571,8 @@ __global__ void wave_kernel(In A, Out C, unsigned int n, int steps, unsigned int
 /* Kernels with chosen register counts (and one with static shared memory),
  * never launched, for the calculator's check: 37, 45 and 100 registers
  * expose the mistakes on GPUs of 64, 48 and 32 warps per SM. */
-#if defined(__CUDACC_VER_MAJOR__) && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#if defined(__CUDACC_VER_MAJOR__) &&                                                                         \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
 #define PROBE_REGISTERS(r) __maxnreg__(r)
 #else
 #define PROBE_REGISTERS(r) __launch_bounds__(1024 / ((r) / 32 + 1))
@@ -861,6 +863,7 @@ static void choose_sizes(lab *L)
 {
     const kit_device *d = &L->dev;
     unsigned long long need, heavy_n = (unsigned long long)HEAVY_WAVES * d->sms * d->max_threads_per_sm;
+    size_t wave;
 
     if (L->c.size)
         L->side = (int)sqrt((double)L->c.size);
@@ -875,11 +878,12 @@ static void choose_sizes(lab *L)
     L->a.cap = L->a.cap > (size_t)L->max_n ? L->a.cap : (size_t)L->max_n;
     L->a.cap = L->a.cap > heavy_n ? L->a.cap : heavy_n;
     /* the wave: a block more than the GPU holds at once */
-    L->a.cap = L->a.cap > (size_t)(d->sms * d->max_blocks_per_sm + 1) * 1024 ? L->a.cap
-                                                                             : (size_t)(d->sms * d->max_blocks_per_sm + 1) * 1024;
+    wave = (size_t)(d->sms * d->max_blocks_per_sm + 1) * 1024;
+    L->a.cap = L->a.cap > wave ? L->a.cap : wave;
     need = 16ull * L->a.cap + (256ull << 20);
     if ((long long)need > d->free_bytes)
-        kit_die(KIT_EXIT_USAGE, "--size %llu needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a smaller --size",
+        kit_die(KIT_EXIT_USAGE,
+                "--size %llu needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a smaller --size",
                 L->c.size, need / 1048576.0, d->name, d->free_bytes / 1048576.0);
 }
 
@@ -1135,7 +1139,8 @@ static void part5_heavy(lab *L)
 static void part5_throttle(lab *L)
 {
     kit_counter counter;
-    const void *fn = kit_kernels_timed[KIT_KERNEL_sumMatrixOnGPU2D], *fc = kit_kernels_counted[KIT_KERNEL_sumMatrixOnGPU2D];
+    const void *fn = kit_kernels_timed[KIT_KERNEL_sumMatrixOnGPU2D];
+    const void *fc = kit_kernels_counted[KIT_KERNEL_sumMatrixOnGPU2D];
     int side = L->side, opt = (int)L->dev.smem_per_block_optin;
     unsigned long long warps = (unsigned long long)((side + THROTTLE_X - 1) / THROTTLE_X) * side * (THROTTLE_X / 32);
     struct cudaFuncAttributes fa;
@@ -1146,7 +1151,8 @@ static void part5_throttle(lab *L)
         const void *f = k ? fc : fn;
         KIT_CHECK(cudaFuncGetAttributes(&fa, f));
         KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, opt - (int)fa.sharedSizeBytes));
-        KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+        KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
     }
     KIT_CHECK(cudaFuncGetAttributes(&fa, fn));
     g = limits_of(&L->dev, &fa);
@@ -1171,9 +1177,10 @@ static void part5_throttle(lab *L)
                                 runtime_blocks(fn, THROTTLE_X, bytes) <= blocks;
         } else
             L->throttle_ok[i] = 1;
-        L->throttle_predicted[i] = bytes >= 0 && (int)fa.sharedSizeBytes + bytes <= g.max_smem_per_block
-                                       ? calculate(L->model, &g, THROTTLE_X, fa.numRegs, (int)fa.sharedSizeBytes + bytes).blocks
-                                       : -1;
+        L->throttle_predicted[i] = -1;
+        if (bytes >= 0 && (int)fa.sharedSizeBytes + bytes <= g.max_smem_per_block)
+            L->throttle_predicted[i] =
+                calculate(L->model, &g, THROTTLE_X, fa.numRegs, (int)fa.sharedSizeBytes + bytes).blocks;
         run_init(&m->run, L, THROTTLE, &counter);
         m->run.block = dim3(THROTTLE_X, 1);
         m->run.grid = dim3((side + THROTTLE_X - 1) / THROTTLE_X, side);
