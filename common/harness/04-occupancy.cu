@@ -1556,7 +1556,7 @@ static void verdict(lab *L)
 static int calculator_only(lab *L)
 {
     printf("Lab 04: occupancy and SM efficiency: the calculator on the CPU (no GPU used)\n"
-           "calculator: %s\n\n", model_help[L->model]);
+           "The calculator checked: %s\n\n", model_help[L->model]);
     L->cpu.model = L->model;
     k40_table(&L->cpu, 1);
     check_table(&L->cpu, L->c.seed, 1);
