@@ -8,6 +8,13 @@
  *   kit-unit expected-distinct UNITS      expected distinct units among 32 lanes
  *   kit-unit grouped V                    V with thousands separators
  *   kit-unit median V...                  the median of the values
+ *   kit-unit trace SMS MAXWARPS SM:START:END...
+ *                                         achieved occupancy and SM efficiency of
+ *                                         per-warp records (kit_trace.h); SM - is
+ *                                         a warp that never accessed memory
+ *   kit-unit trace-waves SMS MAXWARPS WARPS WAVES
+ *                                         the same for SMS SMs that each run WAVES
+ *                                         waves of WARPS warps of 100 ns, in turn
  */
 #include "kit_args.h"
 #include "kit_counted.h"
@@ -15,6 +22,15 @@
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_timing.h"
+#include "kit_trace.h"
+
+static void print_trace(const kit_trace_stats *st)
+{
+    printf("warps: %llu\nsms-used: %d\nspan-ns: %.0f\nsm-efficiency: %.4f\nachieved-occupancy: %.4f\n"
+           "peak-warps-per-sm: %d\n",
+           st->warps, st->sms_used, st->span_ms * 1e6, st->sm_efficiency, st->achieved_occupancy,
+           st->peak_warps_per_sm);
+}
 
 static unsigned long long arg_u64(const char *s)
 {
@@ -56,9 +72,46 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++)
             v[i] = (float)atof(argv[i + 2]);
         printf("%g\n", kit_median(v, n));
+    } else if (strcmp(cmd, "trace") == 0 && argc >= 5) {
+        int n = argc - 4;
+        kit_warp_record *r = (kit_warp_record *)kit_host_alloc((size_t)n * sizeof *r);
+        kit_trace_stats st;
+        for (int i = 0; i < n; i++) {
+            unsigned int sm;
+            unsigned long long start, end;
+            memset(&r[i], 0, sizeof r[i]);
+            r[i].start = ~0ull;
+            if (strncmp(argv[i + 4], "-:", 2) == 0)
+                continue;
+            if (sscanf(argv[i + 4], "%u:%llu:%llu", &sm, &start, &end) != 3)
+                kit_die(KIT_EXIT_USAGE, "'%s' is not SM:START:END", argv[i + 4]);
+            r[i].smid = sm;
+            r[i].start = start;
+            r[i].end = end;
+            r[i].used = 1;
+        }
+        st = kit_trace_analyze(r, (size_t)n, (int)arg_u64(argv[2]), (int)arg_u64(argv[3]));
+        print_trace(&st);
+        free(r);
+    } else if (strcmp(cmd, "trace-waves") == 0 && argc == 6) {
+        unsigned long long sms = arg_u64(argv[2]), warps = arg_u64(argv[4]), waves = arg_u64(argv[5]);
+        unsigned long long n = sms * warps * waves;
+        kit_warp_record *r = (kit_warp_record *)kit_host_alloc((size_t)n * sizeof *r);
+        kit_trace_stats st;
+        /* In grid order: wave by wave, SM by SM, as blocks are handed out. */
+        for (unsigned long long i = 0; i < n; i++) {
+            unsigned long long wave = i / (sms * warps);
+            r[i].smid = (unsigned int)(i / warps % sms);
+            r[i].start = 1000 + 100 * wave;
+            r[i].end = r[i].start + 100;
+            r[i].used = 1;
+        }
+        st = kit_trace_analyze(r, (size_t)n, (int)sms, (int)arg_u64(argv[3]));
+        print_trace(&st);
+        free(r);
     } else {
         kit_die(KIT_EXIT_USAGE, "usage: kit-unit parse-size|np|default-size|expected-distinct|"
-                                "grouped|median ARGS (see the source)");
+                                "grouped|median|trace|trace-waves ARGS (see the source)");
     }
     return 0;
 }

@@ -19,7 +19,9 @@
  *
  * Optionally, for one array, the index each thread read last (so the host
  * can check a gather whose indices were random), and per warp the SM it ran
- * on and the times of its first and last access (achieved occupancy).
+ * on and the times of its first and last access (achieved occupancy and SM
+ * efficiency: kit_trace.h), with the counts or, in a trace-only launch
+ * (kit_counter_trace_only), without them.
  *
  * The timed build carries none of this: it is the student's code as written.
  * Counting pointers hold nothing but the pointer, so sizeof matches too.
@@ -156,9 +158,16 @@ static __device__ __forceinline__ void kit_count_global(const void *address, uns
 {
     unsigned int active = __activemask();
     unsigned long long a = (unsigned long long)(size_t)address;
-    unsigned int segments = kit_distinct(active, a / KIT_SEGMENT_BYTES);
-    unsigned int sectors = kit_distinct(active, a / KIT_SECTOR_BYTES);
+    unsigned int segments, sectors;
 
+    /* A trace-only launch (no counters): the trace, and nothing else. */
+    if (!kit_count_cfg.counts) {
+        if ((int)kit_lane() == __ffs(active) - 1)
+            kit_trace_touch(kit_grid_warp());
+        return;
+    }
+    segments = kit_distinct(active, a / KIT_SEGMENT_BYTES);
+    sectors = kit_distinct(active, a / KIT_SECTOR_BYTES);
     if ((int)kit_lane() == __ffs(active) - 1) {
         unsigned long long warp = kit_grid_warp();
         unsigned long long *slot = kit_count_slot(warp) + (store ? KIT_RAW_ST_RL : KIT_RAW_LD_RL);
@@ -186,6 +195,8 @@ static __device__ __forceinline__ void kit_count_shared(const void *address, uns
     unsigned int lanes_per_phase = 32 / words_per_lane;
     unsigned int wavefronts = 0;
 
+    if (!kit_count_cfg.counts) /* a trace-only launch */
+        return;
     /* Every lane gathers the phase's words and counts them (all get the same). */
     for (unsigned int phase = 0; phase < words_per_lane; phase++) {
         unsigned int words[32], nwords = 0, worst = 0;
@@ -378,6 +389,21 @@ static inline void kit_counter_reset(kit_counter *k, const void *record_base, un
         kit_trace_init_kernel<<<256, 256>>>(k->cfg.trace, k->cfg.trace_cap);
         KIT_CHECK_LAUNCH();
     }
+}
+
+/*
+ * The configuration of a trace-only launch: the counting build records
+ * each warp's SM and times, and counts nothing, so that the counting work
+ * stretches the warps' time as little as it can. Hand it to
+ * configure_counting after kit_counter_reset; kit_counter_read then reads
+ * the trace (and counts of zero).
+ */
+static inline kit_count_config kit_counter_trace_only(const kit_counter *k)
+{
+    kit_count_config c = k->cfg;
+    c.counts = NULL;
+    c.record_base = NULL;
+    return c;
 }
 
 /* Waits for the counting launch and sums the slots. */

@@ -11,7 +11,6 @@
  *   kit_report.h    tables, key: value lines, the result line
  *   kit_vecadd.h    the course's C = A[x] + B[x] experiment: inputs, probe, measure
  *   kit_branchcount.h  divergent branches and active lanes, counted in-kernel
- *   kit_smtrace.h   per-block SM and time: achieved occupancy, SM efficiency
  */
 #ifndef KIT_H
 #define KIT_H
@@ -25,6 +24,5 @@
 #include "kit_report.h"
 #include "kit_vecadd.h"
 #include "kit_branchcount.h"
-#include "kit_smtrace.h"
 
 #endif /* KIT_H */
