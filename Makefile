@@ -39,14 +39,10 @@ endif
 INCLUDES := -Icommon/lib -Icommon/harness
 KIT_FLAGS = $(ARCH) $(NVCCFLAGS) $(INCLUDES) -Xcompiler -Wall,-Wextra
 LIB_HEADERS := $(wildcard common/lib/*.h)
-LEGACY_HEADERS := $(wildcard common/lib/legacy/*.h)
 
 # Lab 01-coalescing: its name is coalescing, its file labs/01-coalescing/coalescing.cu.
 name_of = $(patsubst $(firstword $(subst -, ,$(1)))-%,%,$(1))
-# Labs with a harness in common/harness are built from it; the others
-# (until they move) are whole programs in their own file.
-HARNESSED := $(foreach lab,$(LABS),$(if $(wildcard common/harness/$(lab).cu),$(lab)))
-LEGACY := $(filter-out $(HARNESSED),$(LABS))
+HARNESSED := $(LABS)
 
 PROGS := $(foreach lab,$(LABS),$(lab)/$(call name_of,$(lab)))
 STUDENT := $(addprefix $(BUILD)/labs/,$(PROGS))
@@ -188,15 +184,6 @@ $(FIXTURES): $(BUILD)/tests/fixtures/%: $$(call harness_objects,$$(call fixture_
 	@echo "  LINK  $@"
 	$(Q)$(NVCC) $(ARCH) -o $@ $^
 
-# --- a lab not yet in the harness form: one whole program -------------------
-
-define legacy_program
-$(BUILD)/$(1)/$(2)/$(call name_of,$(2)): $(1)/$(2)/$(call name_of,$(2)).cu $(LIB_HEADERS) $(LEGACY_HEADERS)
-	@mkdir -p $$(@D)
-	@echo "  NVCC  $$@"
-	$(Q)$(NVCC) $(ARCH) $(NVCCFLAGS) -Icommon/lib/legacy -Icommon/lib -Xcompiler -Wall,-Wextra -o $$@ $$<
-endef
-$(foreach lab,$(LEGACY),$(foreach side,labs solutions,$(eval $(call legacy_program,$(side),$(lab)))))
 
 # --- tools --------------------------------------------------------------------
 

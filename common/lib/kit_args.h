@@ -2,7 +2,7 @@
  * kit_args.h - one command-line parser for every program of the kit.
  *
  * A program lists its options in a table of kit_option (the common ones
- * come from KIT_COMMON_OPTIONS) and calls kit_parse_args. Options take
+ * come from KIT_LAB_OPTIONS) and calls kit_parse_args. Options take
  * their value as `--size 4M` or `--size=4M`. Anything the table does not
  * accept ends the program with a message naming the option and the reason,
  * and exit code KIT_EXIT_USAGE; --help prints the table and exits 0.
@@ -54,22 +54,8 @@ typedef struct {
 #define KIT_MAX_SIZE (1ull << 31)
 #define KIT_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-#define KIT_COMMON_OPTIONS(c)                                                                    \
-    {"--size", KIT_OPT_SIZE, &(c)->size, "N",                                                   \
-     "elements per array: 4194304, 4M or 2^22 (default: from the GPU's L2 and memory)",         \
-     KIT_MIN_SIZE, KIT_MAX_SIZE, NULL},                                                          \
-    {"--reps", KIT_OPT_INT, &(c)->reps, "R", "timed repetitions; the median is reported", 1,     \
-     1000, NULL},                                                                                \
-    {"--warmup", KIT_OPT_INT, &(c)->warmup, "W", "untimed launches before timing", 0, 100,       \
-     NULL},                                                                                      \
-    {"--seed", KIT_OPT_U64, &(c)->seed, "S", "random seed (default: a fresh one, printed)", 0,  \
-     0, &(c)->seed_given},                                                                       \
-    {"--csv", KIT_OPT_STRING, &(c)->csv, "FILE", "also write the table as CSV ('-': stdout)",   \
-     0, 0, NULL},                                                                                \
-    {"--device", KIT_OPT_INT, &(c)->device, "D", "which GPU to use", 0, 63, NULL}
-
-/* The same for the labs built from a harness and a student's file: timing
- * runs until the median is steady unless --reps fixes the count. */
+/* What every lab accepts: timing runs until the median is steady unless
+ * --reps fixes the count. */
 #define KIT_LAB_OPTIONS(c)                                                                       \
     {"--size", KIT_OPT_SIZE, &(c)->size, "N",                                                   \
      "elements per array: 4194304, 4M or 2^22 (default: from the GPU's L2 and memory)",         \
