@@ -102,16 +102,34 @@ lab_program() { echo "$KIT_BUILD/labs/$1/${1#*-}"; }
 ref_program() { echo "$KIT_BUILD/solutions/$1/${1#*-}"; }
 
 # Skips the test when no usable GPU is here, with the reason the kit gives;
-# with KIT_REQUIRE_GPU=1 the same absence fails it, so that a run on a GPU
-# machine cannot pass by skipping.
+# with KIT_REQUIRE_GPU=1 (or 2, ...) the same absence fails it, so that a
+# run on a GPU machine cannot pass by skipping.
 require_gpu() {
     local out
     out=$("$KIT_BUILD/bin/kit-query" --check 2>&1) && return 0
-    if [ "${KIT_REQUIRE_GPU:-0}" = 1 ]; then
-        fail "KIT_REQUIRE_GPU=1, but the kit cannot use a GPU here: $out"
+    if [ "${KIT_REQUIRE_GPU:-0}" != 0 ]; then
+        fail "KIT_REQUIRE_GPU=$KIT_REQUIRE_GPU, but the kit cannot use a GPU here: $out"
     fi
     out=${out#*cannot run here: }
     skip "no usable GPU: ${out%%. *}"
+}
+
+# The number of GPUs the kit sees (needs one).
+gpus_visible() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^gpus-visible: //p'; }
+
+# require_gpus N: require_gpu, then skips the test unless the kit sees N
+# GPUs, saying how many it sees. KIT_REQUIRE_GPU=N (or more) makes the
+# same absence fail, for a machine that should have N GPUs; KIT_REQUIRE_GPU=1
+# keeps its meaning: one GPU required, the tests for more skip.
+require_gpus() {
+    local want=$1 have
+    require_gpu
+    have=$(gpus_visible)
+    [ "${have:-0}" -ge "$want" ] && return 0
+    if [ "${KIT_REQUIRE_GPU:-0}" -ge "$want" ] 2>/dev/null; then
+        fail "KIT_REQUIRE_GPU=$KIT_REQUIRE_GPU, but the kit sees ${have:-no} GPU(s) here"
+    fi
+    skip "needs $want GPUs; the kit sees ${have:-0}"
 }
 
 # Compute capability of GPU 0, e.g. 9.0 (needs a GPU).
