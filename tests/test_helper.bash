@@ -78,6 +78,25 @@ KIT_MIN_ILP_FRACTION_OF_TLP=0.85
 # and 8.9); __sinf against sinf at least this much faster.
 KIT_MAX_FP64_RATIO_FACTOR=2
 KIT_MIN_SINF_INTRINSIC_SPEEDUP=1.5
+# Lab 08: one GPU, 4 streams against 1 (needs two copy engines: the copies
+# out then run beside the copies in).
+KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU=1.15
+# Lab 08: N GPUs against one, copies included, as a share of what the host
+# links allow (their own scaling: each GPU's copies in alone, then all at
+# once). Holds where the GPUs share a link, too.
+KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS=0.85
+# Lab 08: two GPUs against one, copies included, where each has its own
+# host link (all at once the links move at least KIT_MIN_HOST_LINK_SCALING
+# times one GPU's bytes): two H200s on their own PCIe links.
+KIT_MIN_MULTI_GPU_SPEEDUP=1.8
+KIT_MIN_HOST_LINK_SCALING=1.8
+# Lab 08: a kernel reading the other GPU's memory against its own (HBM is
+# faster than any link between GPUs).
+KIT_MIN_REMOTE_OVER_LOCAL=2
+# Lab 08: peer copies with peer access on against the driver's staging
+# through the host, where the GPUs have a direct link (the program says
+# peer-link: nvlink-class when a peer copy beats any PCIe x16 link).
+KIT_MIN_PEER_OVER_STAGED_NVLINK=3
 # Lab 05: in the timeline of the default run, copies beside kernels for at
 # least this share of the time kernels run.
 KIT_MIN_COPY_KERNEL_OVERLAP=0.5
