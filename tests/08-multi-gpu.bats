@@ -76,7 +76,7 @@ CASES
     for key in gpus-1-streams-1 gpus-1 $([ "$n" -gt 1 ] && echo "gpus-$n-streams-1 gpus-$n"); do
         assert_equal "$(kv "wrong-elements-$key")" 0
         assert_equal "$(kv "bad-timed-runs-$key")" 0
-        assert_at_least "$(kv "reps-$key")" 3 "timed runs of $key"
+        assert_at_least "$(kv "reps-$key")" 2 "timed runs of $key"
     done
     assert [ -n "$(kv time-all-gpus-ms)" ]
 }

@@ -1540,8 +1540,11 @@ int main(int argc, char **argv)
         }
         printf("(copies in: A's and B's bytes at the links' speed measured above, the least the version can take)\n");
         if (ngpus < 2) {
-            printf("\nThe multi-GPU part needs two GPUs: %s. This run timed one GPU only; run it on a machine\n"
-                   "with two or more GPUs for the scaling and the peer-to-peer part.\n", multi_why);
+            if (visible < 2)
+                printf("\nThe multi-GPU part needs two GPUs; this program sees %d. This run timed one GPU only:\n"
+                       "run it on a machine with two or more for the scaling and the peer-to-peer part.\n", visible);
+            else
+                printf("\nThe multi-GPU part needs two GPUs; --gpus 1 asked for one.\n");
         } else {
             printf("\nPart 2: GPUs 0 and 1, %.0f MiB per copy\n", h.bytes / 1048576.0);
             printf("peer access (cudaDeviceCanAccessPeer: can the row's GPU reach the column's memory?)\n%8s", "");
