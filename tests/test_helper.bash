@@ -78,6 +78,22 @@ KIT_MIN_ILP_FRACTION_OF_TLP=0.85
 # and 8.9); __sinf against sinf at least this much faster.
 KIT_MAX_FP64_RATIO_FACTOR=2
 KIT_MIN_SINF_INTRINSIC_SPEEDUP=1.5
+# Lab 05: in the timeline of the default run, copies beside kernels for at
+# least this share of the time kernels run.
+KIT_MIN_COPY_KERNEL_OVERLAP=0.5
+# Lab 05: the course's scheduling examples count units of time; launches
+# and copies' latency may add this much to the course's count.
+KIT_UNITS_SLACK=0.35
+# Lab 05: the host's work between the asynchronous calls (4-way) against
+# the same work done before the pipeline, at most this share of the time.
+KIT_MAX_FOUR_WAY_FRACTION=0.9
+
+# Lab 06: the padded transpose against the kernel that copies the same
+# matrix row for row (NVIDIA's transpose study reaches 80-95% of it).
+KIT_MIN_PADDED_FRACTION_OF_COPY=0.8
+# Lab 06: the padded transpose against the naive one, whose stores each
+# touch 32 segments.
+KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE=1.3
 # Lab 08: one GPU, 4 streams against 1 (needs two copy engines: the copies
 # out then run beside the copies in).
 KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU=1.15
@@ -97,22 +113,6 @@ KIT_MIN_REMOTE_OVER_LOCAL=2
 # through the host, where the GPUs have a direct link (the program says
 # peer-link: nvlink-class when a peer copy beats any PCIe x16 link).
 KIT_MIN_PEER_OVER_STAGED_NVLINK=3
-# Lab 05: in the timeline of the default run, copies beside kernels for at
-# least this share of the time kernels run.
-KIT_MIN_COPY_KERNEL_OVERLAP=0.5
-# Lab 05: the course's scheduling examples count units of time; launches
-# and copies' latency may add this much to the course's count.
-KIT_UNITS_SLACK=0.35
-# Lab 05: the host's work between the asynchronous calls (4-way) against
-# the same work done before the pipeline, at most this share of the time.
-KIT_MAX_FOUR_WAY_FRACTION=0.9
-
-# Lab 06: the padded transpose against the kernel that copies the same
-# matrix row for row (NVIDIA's transpose study reaches 80-95% of it).
-KIT_MIN_PADDED_FRACTION_OF_COPY=0.8
-# Lab 06: the padded transpose against the naive one, whose stores each
-# touch 32 segments.
-KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE=1.3
 
 # ---------------------------------------------------------------------------
 
