@@ -35,12 +35,11 @@
  * through the same checks: each must be caught, and the kit's right
  * version must pass (the tests' negative and positive controls).
  */
-#include <thread>
-
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_device.h"
 #include "kit_host.h"
+#include "kit_pipeline.h"
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
@@ -98,31 +97,6 @@ static void sync_gpus(int n)
         KIT_CHECK(cudaSetDevice(g));
         KIT_CHECK(cudaDeviceSynchronize());
     }
-}
-
-/* Part i of n elements in `parts`: the rule of the student's share_of. */
-static void kit_share(unsigned int n, int parts, int i, unsigned int *first, unsigned int *count)
-{
-    unsigned int base = n / parts, extra = n % parts;
-    *first = i * base + (i < (int)extra ? i : extra);
-    *count = base + (i < (int)extra ? 1 : 0);
-}
-
-/* All bits set in bytes of host memory, on up to 16 threads. */
-static void poison_host(void *p, size_t bytes)
-{
-    unsigned int threads = std::thread::hardware_concurrency();
-    std::thread pool[16];
-
-    threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
-    if (bytes < (4u << 20))
-        threads = 1;
-    for (unsigned int t = 0; t < threads; t++) {
-        size_t b = bytes / threads * t, e = t + 1 == threads ? bytes : bytes / threads * (t + 1);
-        pool[t] = std::thread([=] { memset((char *)p + b, 0xff, e - b); });
-    }
-    for (unsigned int t = 0; t < threads; t++)
-        pool[t].join();
 }
 
 /* How many 4-byte words of a and b, both on GPU dev, differ. */
@@ -478,7 +452,7 @@ static void kit_setup(struct multi_gpu *m)
 {
     for (int g = 0; g < m->ngpus; g++) {
         struct gpu_share *s = &m->gpu[g];
-        kit_share(m->n, m->ngpus, g, &s->first, &s->count);
+        kit_chunk(m->n, m->ngpus, g, &s->first, &s->count);
         KIT_CHECK(cudaSetDevice(flaw_now == SETUP_ONE_GPU ? m->gpu[0].device : s->device));
         KIT_CHECK(cudaMalloc((void **)&s->dA, s->count * sizeof(unsigned int)));
         KIT_CHECK(cudaMalloc((void **)&s->dB, s->count * sizeof(unsigned int)));
@@ -497,7 +471,7 @@ static void kit_add(const struct multi_gpu *m)
         for (int c = 0; c < m->nstreams; c++) {
             unsigned int first, count;
             cudaStream_t st = flaw_now == DEFAULT_STREAM ? 0 : s->stream[flaw_now == ONE_STREAM ? 0 : c];
-            kit_share(s->count, m->nstreams, c, &first, &count);
+            kit_chunk(s->count, m->nstreams, c, &first, &count);
             size_t at = s->first + first, bytes = count * sizeof(unsigned int);
             if (flaw_now == SYNC_COPY) {
                 KIT_CHECK(kit_mgpu_traced_memcpy(s->dA + first, m->A + at, bytes, cudaMemcpyHostToDevice));
@@ -759,7 +733,7 @@ static void vec_poison(void *p)
         KIT_CHECK(cudaMemset(s->dB, 0xff, s->count * sizeof(unsigned int)));
         KIT_CHECK(cudaMemset(s->dC, 0xff, s->count * sizeof(unsigned int)));
     }
-    poison_host(m->C, r->h->bytes);
+    kit_parallel_fill(m->C, 0xff, r->h->bytes);
     sync_gpus(m->ngpus);
 }
 
@@ -872,7 +846,7 @@ static void link_once(void *p)
         if (l->which >= 0 && g != l->which)
             continue;
         if (l->which < 0)
-            kit_share(l->n, l->ngpus, g, &first, &count);
+            kit_chunk(l->n, l->ngpus, g, &first, &count);
         KIT_CHECK(cudaSetDevice(g));
         KIT_CHECK(cudaMemcpyAsync(l->d[g], l->A + first, count * sizeof(unsigned int), cudaMemcpyHostToDevice,
                                   l->s[g]));
@@ -988,7 +962,7 @@ static void staged_by_kit(peer_t *p)
 {
     for (int k = 0; k < STAGE_CHUNKS; k++) {
         unsigned int first, count;
-        kit_share(p->n, STAGE_CHUNKS, k, &first, &count);
+        kit_chunk(p->n, STAGE_CHUNKS, k, &first, &count);
         KIT_CHECK(cudaSetDevice(p->a));
         KIT_CHECK(cudaMemcpyAsync(p->stage + first, p->A0 + first, count * sizeof(unsigned int),
                                   cudaMemcpyDeviceToHost, p->sa));

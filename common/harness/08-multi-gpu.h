@@ -38,17 +38,6 @@ struct multi_gpu {
     X(int, set_peer_access, (int a, int b, int on))
 
 /*
- * CUDA_CHECK(call): how the student's file checks a CUDA call. On an error
- * it names the call, the file and the line, and ends the program (exit 2
- * where the machine cannot run CUDA at all, 1 otherwise). After a launch:
- * CUDA_CHECK(cudaGetLastError()). The same definition may come from
- * common/harness/student.cu; an identical one is allowed twice.
- */
-#ifndef CUDA_CHECK
-#define CUDA_CHECK(call) kit_check((call), #call, __FILE__, __LINE__)
-#endif
-
-/*
  * The traced build (the second build of the student's file, KIT_COUNTED=1)
  * sends these calls through the kit, which notes each one (which GPU's
  * memory a copy touches, in which stream, and every wait) before making
@@ -56,7 +45,7 @@ struct multi_gpu {
  * The timed build is the student's code as written.
  */
 cudaError_t kit_mgpu_traced_memcpy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
-                                    cudaStream_t stream = 0);
+                                         cudaStream_t stream = 0);
 cudaError_t kit_mgpu_traced_memcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind);
 cudaError_t kit_mgpu_traced_stream_synchronize(cudaStream_t stream);
 cudaError_t kit_mgpu_traced_device_synchronize(void);
