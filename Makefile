@@ -294,5 +294,5 @@ help:
 	@echo "  make clean        remove build/"
 	@echo ""
 	@echo "Variables: ARCH (default: this GPU; a gencode list also works), NVCC, NVCCFLAGS, V=1 (show"
-	@echo "  commands), TESTS (bats files for make test), KIT_REQUIRE_GPU=1 (a missing GPU fails the tests)."
+	@echo "  commands), TESTS (bats files for make test), KIT_REQUIRE_GPU=1 (a missing GPU fails the tests; =2: a missing second GPU too)."
 	@echo "Grading settings (points, speed factors, limits): common/grade/grading.conf"

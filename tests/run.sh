@@ -2,8 +2,9 @@
 # Runs the kit's test suite: what `make test` and CI run. Sets up Bats if
 # it is missing, runs the given .bats files (all of tests/ by default), and
 # ends with one line: "tests: N passed, N failed, N skipped". A skipped
-# test is never counted as passed; KIT_REQUIRE_GPU=1 turns every GPU skip
-# into a failure.
+# test is never counted as passed; KIT_REQUIRE_GPU=1 turns every skip for a
+# missing GPU into a failure, KIT_REQUIRE_GPU=2 also every skip for a
+# missing second GPU.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -94,6 +94,25 @@ KIT_MIN_PADDED_FRACTION_OF_COPY=0.8
 # Lab 06: the padded transpose against the naive one, whose stores each
 # touch 32 segments.
 KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE=1.3
+# Lab 08: one GPU, 4 streams against 1 (needs two copy engines: the copies
+# out then run beside the copies in).
+KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU=1.15
+# Lab 08: N GPUs against one, copies included, as a share of what the host
+# links allow (their own scaling: each GPU's copies in alone, then all at
+# once). Holds where the GPUs share a link, too.
+KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS=0.85
+# Lab 08: two GPUs against one, copies included, where each has its own
+# host link (all at once the links move at least KIT_MIN_HOST_LINK_SCALING
+# times one GPU's bytes): two H200s on their own PCIe links.
+KIT_MIN_MULTI_GPU_SPEEDUP=1.8
+KIT_MIN_HOST_LINK_SCALING=1.8
+# Lab 08: a kernel reading the other GPU's memory against its own (HBM is
+# faster than any link between GPUs).
+KIT_MIN_REMOTE_OVER_LOCAL=2
+# Lab 08: peer copies with peer access on against the driver's staging
+# through the host, where the GPUs have a direct link (the program says
+# peer-link: nvlink-class when a peer copy beats any PCIe x16 link).
+KIT_MIN_PEER_OVER_STAGED_NVLINK=3
 
 # ---------------------------------------------------------------------------
 
@@ -102,16 +121,34 @@ lab_program() { echo "$KIT_BUILD/labs/$1/${1#*-}"; }
 ref_program() { echo "$KIT_BUILD/solutions/$1/${1#*-}"; }
 
 # Skips the test when no usable GPU is here, with the reason the kit gives;
-# with KIT_REQUIRE_GPU=1 the same absence fails it, so that a run on a GPU
-# machine cannot pass by skipping.
+# with KIT_REQUIRE_GPU=1 (or 2, ...) the same absence fails it, so that a
+# run on a GPU machine cannot pass by skipping.
 require_gpu() {
     local out
     out=$("$KIT_BUILD/bin/kit-query" --check 2>&1) && return 0
-    if [ "${KIT_REQUIRE_GPU:-0}" = 1 ]; then
-        fail "KIT_REQUIRE_GPU=1, but the kit cannot use a GPU here: $out"
+    if [ "${KIT_REQUIRE_GPU:-0}" != 0 ]; then
+        fail "KIT_REQUIRE_GPU=$KIT_REQUIRE_GPU, but the kit cannot use a GPU here: $out"
     fi
     out=${out#*cannot run here: }
     skip "no usable GPU: ${out%%. *}"
+}
+
+# The number of GPUs the kit sees (needs one).
+gpus_visible() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^gpus-visible: //p'; }
+
+# require_gpus N: require_gpu, then skips the test unless the kit sees N
+# GPUs, saying how many it sees. KIT_REQUIRE_GPU=N (or more) makes the
+# same absence fail, for a machine that should have N GPUs; KIT_REQUIRE_GPU=1
+# keeps its meaning: one GPU required, the tests for more skip.
+require_gpus() {
+    local want=$1 have
+    require_gpu
+    have=$(gpus_visible)
+    [ "${have:-0}" -ge "$want" ] && return 0
+    if [ "${KIT_REQUIRE_GPU:-0}" -ge "$want" ] 2>/dev/null; then
+        fail "KIT_REQUIRE_GPU=$KIT_REQUIRE_GPU, but the kit sees ${have:-no} GPU(s) here"
+    fi
+    skip "needs $want GPUs; the kit sees ${have:-0}"
 }
 
 # Compute capability of GPU 0, e.g. 9.0 (needs a GPU).

@@ -2,7 +2,8 @@
  * kit-query - what this GPU offers, in the terms the course uses.
  *
  *   kit-query           a property table (the course's K40 table, for your
- *                       GPU) followed by key: value lines
+ *                       GPU) followed by key: value lines, the last one
+ *                       how many GPUs the kit sees (gpus-visible)
  *   kit-query --check   one line naming the GPU; exit 2, with the reason,
  *                       when the kit cannot run here (the tests use this to
  *                       decide whether to skip)
@@ -16,7 +17,7 @@
 int main(int argc, char **argv)
 {
     kit_device d;
-    int check = 0, device = 0;
+    int check = 0, device = 0, count = 0;
     kit_option opts[] = {
         {"--check", KIT_OPT_FLAG, &check, NULL, "only say whether the kit can run here", 0, 0, NULL},
         {"--device", KIT_OPT_INT, &device, "D", "which GPU to describe", 0, 63, NULL},
@@ -47,5 +48,7 @@ int main(int argc, char **argv)
     printf("\n");
     kit_kv_device(&d);
     kit_kv("free-memory-bytes", "%lld", d.free_bytes);
+    KIT_CHECK(cudaGetDeviceCount(&count));
+    kit_kv("gpus-visible", "%d", count);
     return KIT_EXIT_PASS;
 }

@@ -1,0 +1,62 @@
+/*
+ * 08-multi-gpu.h - what labs/08-multi-gpu/multi-gpu.cu defines for its
+ * harness (08-multi-gpu.cu), the job it is handed, and what its builds add.
+ */
+#ifndef KIT_LAB_08_H
+#define KIT_LAB_08_H
+
+#include <cuda_runtime.h>
+
+#include "kit_check.h"
+
+/* At most this many GPUs, and this many streams on each. */
+#define KIT_MAX_GPUS 16
+#define KIT_MAX_STREAMS 32
+
+/* One GPU's part of the job. */
+struct gpu_share {
+    int device;                 /* the GPU's number: cudaSetDevice(device) */
+    unsigned int first, count;  /* its elements: [first, first + count) of A, B and C */
+    unsigned int *dA, *dB, *dC; /* on this GPU, count elements each (gpus_setup) */
+    cudaStream_t stream[KIT_MAX_STREAMS]; /* stream[0..nstreams), on this GPU (gpus_setup) */
+};
+
+/* The whole job: C = A + B over n elements, spread over ngpus GPUs, each
+ * GPU's share cut into nstreams chunks, chunk c in the GPU's stream[c]. */
+struct multi_gpu {
+    const unsigned int *A, *B; /* host, pinned: n elements each */
+    unsigned int *C;           /* host, pinned */
+    unsigned int n;
+    int ngpus;                 /* gpu[0..ngpus) */
+    int nstreams;              /* streams (chunks) per GPU */
+    struct gpu_share gpu[KIT_MAX_GPUS];
+};
+
+#define KIT_STUDENT_FUNCTIONS(X)                                                                   \
+    X(void, gpus_setup, (struct multi_gpu * m))                                                    \
+    X(void, gpus_add, (const struct multi_gpu *m))                                                 \
+    X(int, set_peer_access, (int a, int b, int on))
+
+/*
+ * The traced build (the second build of the student's file, KIT_COUNTED=1)
+ * sends these calls through the kit, which notes each one (which GPU's
+ * memory a copy touches, in which stream, and every wait) before making
+ * it: that is how the harness sees in what order gpus_add queued its work.
+ * The timed build is the student's code as written.
+ */
+cudaError_t kit_mgpu_traced_memcpy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                                         cudaStream_t stream = 0);
+cudaError_t kit_mgpu_traced_memcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind);
+cudaError_t kit_mgpu_traced_stream_synchronize(cudaStream_t stream);
+cudaError_t kit_mgpu_traced_device_synchronize(void);
+cudaError_t kit_mgpu_traced_event_synchronize(cudaEvent_t event);
+
+#if defined(KIT_COUNTED) && KIT_COUNTED
+#define cudaMemcpyAsync kit_mgpu_traced_memcpy_async
+#define cudaMemcpy kit_mgpu_traced_memcpy
+#define cudaStreamSynchronize kit_mgpu_traced_stream_synchronize
+#define cudaDeviceSynchronize kit_mgpu_traced_device_synchronize
+#define cudaEventSynchronize kit_mgpu_traced_event_synchronize
+#endif
+
+#endif /* KIT_LAB_08_H */

@@ -1,0 +1,140 @@
+/*
+ * Lab 08: several GPUs - the course's vector addition spread over every GPU
+ * of the machine, then peer-to-peer access between two of them. This file
+ * is yours. Read handouts/08-multi-gpu.md first.
+ *
+ *   make run LAB=08          build this file into the lab's program and run it
+ *   make run LAB=08 REF=1    the same with the kit's answers
+ *   make check LAB=08        grade it as your instructor will
+ *
+ * The kit builds this file into a program (common/harness/08-multi-gpu.cu)
+ * that fills A and B (pinned host memory) with fresh random numbers and
+ * runs your gpus_add on one GPU and on all of them, with one stream and
+ * with several per GPU. Before every run it fills the device arrays and C
+ * with garbage; after every run, timed or not, it checks every element of
+ * C. A traced run shows it the order in which you queued the work. With
+ * two GPUs or more it then asks your set_peer_access for access between
+ * GPUs 0 and 1 and measures copies and a kernel across them. On a machine
+ * with one GPU that part is skipped and said so. Until all TODOs are done
+ * it says FAIL and why.
+ *
+ * What the kit gives you:
+ *   struct multi_gpu, struct gpu_share   the job (common/harness/08-multi-gpu.h):
+ *                        host arrays A, B, C of n elements; for each GPU g
+ *                        below ngpus, gpu[g].device (the number to pass to
+ *                        cudaSetDevice) and the room for the rest of its part;
+ *   CUDA_CHECK(call)     checks a CUDA call: on an error it names the call,
+ *                        this file and the line, and stops. After a launch:
+ *                        CUDA_CHECK(cudaGetLastError()).
+ */
+
+/* The course's kernel: C[i] = A[i] + B[i], one thread per element. */
+__global__ void vector_add(const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int n)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+    if (i < n)
+        C[i] = A[i] + B[i];
+}
+
+/* Part i of n elements cut into `parts` nearly equal parts (Lab 05's
+ * chunks): [*first, *first + *count); the first n % parts parts have one
+ * element more. */
+void share_of(unsigned int n, int parts, int i, unsigned int *first, unsigned int *count)
+{
+    unsigned int base = n / parts, extra = n % parts;
+
+    *first = i * base + (i < (int)extra ? i : extra);
+    *count = base + (i < (int)extra ? 1 : 0);
+}
+
+/* ======== Part 1: one vector addition, every GPU ========================== */
+
+/*
+ * TODO(1) Each GPU's part. For every GPU g below m->ngpus, fill in
+ * m->gpu[g]: which elements it gets (first, count; every element on exactly
+ * one GPU), its three device arrays of count elements, and m->nstreams
+ * streams. cudaMalloc and cudaStreamCreate take no GPU number: on which GPU
+ * do they allocate, and what must you do before them? (The kit frees what
+ * you made, GPU by GPU.)
+ */
+void gpus_setup(struct multi_gpu *m)
+{
+    for (int g = 0; g < m->ngpus; g++) {
+        struct gpu_share *s = &m->gpu[g];
+
+        share_of(m->n, m->ngpus, g, &s->first, &s->count);
+        CUDA_CHECK(cudaSetDevice(s->device));
+        CUDA_CHECK(cudaMalloc((void **)&s->dA, s->count * sizeof(unsigned int)));
+        CUDA_CHECK(cudaMalloc((void **)&s->dB, s->count * sizeof(unsigned int)));
+        CUDA_CHECK(cudaMalloc((void **)&s->dC, s->count * sizeof(unsigned int)));
+        for (int c = 0; c < m->nstreams; c++)
+            CUDA_CHECK(cudaStreamCreate(&s->stream[c]));
+    }
+}
+
+/*
+ * TODO(2) The per-GPU loop. Queue each GPU's share as m->nstreams chunks,
+ * chunk c in the GPU's stream[c]: its part of A and B to the GPU, then
+ * vector_add on it, then its part of C back. Return only when C is
+ * complete. The GPUs are meant to work at the same time: when may the host
+ * wait, and when must it not? Which GPU must be current when you launch
+ * into a GPU's stream? Note where each chunk starts in the host arrays and
+ * where in the GPU's own.
+ */
+void gpus_add(const struct multi_gpu *m)
+{
+    for (int g = 0; g < m->ngpus; g++) {
+        const struct gpu_share *s = &m->gpu[g];
+
+        CUDA_CHECK(cudaSetDevice(s->device));
+        for (int c = 0; c < m->nstreams; c++) {
+            unsigned int first, count; /* the chunk, within the GPU's share */
+
+            share_of(s->count, m->nstreams, c, &first, &count);
+            size_t at = s->first + first, bytes = count * sizeof(unsigned int);
+            cudaStream_t st = s->stream[c];
+            CUDA_CHECK(cudaMemcpyAsync(s->dA + first, m->A + at, bytes, cudaMemcpyHostToDevice, st));
+            CUDA_CHECK(cudaMemcpyAsync(s->dB + first, m->B + at, bytes, cudaMemcpyHostToDevice, st));
+            vector_add<<<(count + 255) / 256, 256, 0, st>>>(s->dA + first, s->dB + first, s->dC + first, count);
+            CUDA_CHECK(cudaGetLastError());
+            CUDA_CHECK(cudaMemcpyAsync(m->C + at, s->dC + first, bytes, cudaMemcpyDeviceToHost, st));
+        }
+    }
+    /* Only now wait: every GPU has all its work queued. */
+    for (int g = 0; g < m->ngpus; g++)
+        for (int c = 0; c < m->nstreams; c++)
+            CUDA_CHECK(cudaStreamSynchronize(m->gpu[g].stream[c]));
+}
+
+/* ======== Part 2: peer-to-peer ============================================= */
+
+/*
+ * TODO(3) Peer access between GPUs a and b, both ways: on = 1 turns it on,
+ * on = 0 off. Return 1 when each GPU can now read and write the other's
+ * memory directly, 0 otherwise. Not every pair of GPUs can: which call
+ * tells you, before you try? cudaDeviceEnablePeerAccess(peer, 0) and
+ * cudaDeviceDisablePeerAccess(peer) act for the current GPU, in one
+ * direction. The kit calls your function twice with the same arguments, as
+ * programs often do: what do those calls return the second time, and what
+ * would that leave for the next CUDA_CHECK(cudaGetLastError()) to find?
+ */
+int set_peer_access(int a, int b, int on)
+{
+    int ab = 0, ba = 0, dev[2] = {a, b};
+
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&ab, a, b));
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&ba, b, a));
+    if (!ab || !ba)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        cudaError_t err;
+
+        CUDA_CHECK(cudaSetDevice(dev[i])); /* the GPU that gains (or loses) access to dev[1 - i] */
+        err = on ? cudaDeviceEnablePeerAccess(dev[1 - i], 0) : cudaDeviceDisablePeerAccess(dev[1 - i]);
+        if (err != cudaErrorPeerAccessAlreadyEnabled && err != cudaErrorPeerAccessNotEnabled)
+            CUDA_CHECK(err);
+        cudaGetLastError(); /* "already so" is no error here: read it, or it stays behind */
+    }
+    return on;
+}

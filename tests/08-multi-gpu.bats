@@ -1,0 +1,267 @@
+#!/usr/bin/env bats
+# Lab 08: several GPUs. The tests for one GPU run wherever there is one;
+# those for two skip where the kit sees one (require_gpus 2), and fail
+# instead under KIT_REQUIRE_GPU=2.
+
+load test_helper
+
+LAB=08-multi-gpu
+
+setup() {
+    REF=$(ref_program "$LAB")
+    SKELETON=$(lab_program "$LAB")
+}
+
+# --- CPU: the source, the command line, the no-GPU path ---------------------
+
+@test "08: the student's file holds only the student's code; the diff is the answers" {
+    assert_student_file "$LAB" 15 40
+}
+
+@test "08: --help lists the options and exits 0" {
+    for prog in "$REF" "$SKELETON"; do
+        run "$prog" --help
+        assert_success
+        assert_output --partial "--size N"
+        assert_output --partial "--gpus G"
+        assert_output --partial "--streams S"
+        assert_output --partial "--selftest"
+        assert_output --partial "exit status"
+    done
+}
+
+@test "08: bad command lines are rejected with the reason and exit 64" {
+    assert_usage_errors "$REF" <<'CASES'
+--size banana|is not a size
+--size 0|out of range
+--size 2^40|out of range
+--size|needs a value
+--gpus 0|from 1 to 16
+--gpus 17|from 1 to 16
+--gpus two|from 1 to 16
+--streams 0|from 1 to 32
+--streams 33|from 1 to 32
+--reps 0|from 1 to 1000
+--seed -3|not an unsigned integer
+--selftest=1|takes no value
+--device 1|unknown option '--device'
+--bogus|unknown option '--bogus'
+extra|unexpected argument 'extra'
+--csv /nonexistent/dir/t.csv|cannot write in /nonexistent/dir
+CASES
+}
+
+@test "08: with no GPU visible it exits 2, says why, and leaves no CSV behind" {
+    for prog in "$REF" "$SKELETON"; do
+        CUDA_VISIBLE_DEVICES="" run "$prog" --csv "$BATS_TEST_TMPDIR/t.csv"
+        assert_failure 2
+        assert_output --partial "cannot run here"
+        refute_output --partial "result: PASS"
+        assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
+    done
+}
+
+# --- GPU, one GPU or more: the reference at its default size -----------------
+
+# bats test_tags=gpu
+@test "08: the reference passes at the default size; every run of every version checked" {
+    require_gpu
+    run_reference_once "$LAB"
+    assert_success
+    assert_line "result: PASS"
+    local key n=$(kv gpus) size=$(kv size)
+    # 2^26 unless a GPU has too little memory for it.
+    [ $((size & (size - 1))) -eq 0 ] && [ "$size" -le 67108864 ] || fail "default size $size"
+    assert_line "streams: 4"
+    for key in gpus-1-streams-1 gpus-1 $([ "$n" -gt 1 ] && echo "gpus-$n-streams-1 gpus-$n"); do
+        assert_equal "$(kv "wrong-elements-$key")" 0
+        assert_equal "$(kv "bad-timed-runs-$key")" 0
+        assert_at_least "$(kv "reps-$key")" 2 "timed runs of $key"
+    done
+    assert [ -n "$(kv time-all-gpus-ms)" ]
+}
+
+# bats test_tags=gpu
+@test "08: one GPU says the multi-GPU part needs two; more GPUs run it" {
+    require_gpu
+    run_reference_once "$LAB"
+    if [ "$(kv gpus-visible)" = 1 ]; then
+        assert_line "multi-gpu: skipped (1 GPU)"
+        assert_output --partial "The multi-GPU part needs two GPUs"
+        refute_line --regexp "^peer-access"
+        assert_line "speedup-all-gpus: 1.00"
+    else
+        assert_line "multi-gpu: ran ($(kv gpus) GPUs)"
+        assert_line --regexp "^peer-access: (supported|not supported)$"
+    fi
+}
+
+# bats test_tags=gpu,perf
+@test "08: on one GPU, ${KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU}x faster with 4 streams than with one" {
+    require_gpu
+    run_reference_once "$LAB"
+    [ "$(kv copy-engines)" -ge 2 ] || skip "one copy engine: the copies out cannot run beside the copies in"
+    assert_at_least "$(kv speedup-streams-1-gpu)" "$KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU" "4 streams over 1"
+}
+
+# bats test_tags=gpu
+@test "08: the checks catch the kit's own wrong versions; its right version passes" {
+    require_gpu
+    run_reference_once "$LAB" --selftest --seed 11
+    assert_success
+    assert_line "result: PASS"
+    assert_line "selftest-right: passed"
+    for key in wait-each-chunk default-stream sync-copy no-wait one-stream setup-no-streams; do
+        assert_line "selftest-$key: caught"
+    done
+    # What a student reads for each.
+    assert_output --partial "the chunks ran one after the other"
+    assert_output --partial "in the default stream"
+    assert_output --partial "calls cudaMemcpy, which returns only when its copy is done"
+    assert_output --partial "returned while GPU"
+    assert_output --partial "went to 1 of its 4 streams"
+    if [ "$(gpus_visible)" -ge 2 ]; then
+        assert_line "selftest-wait-each-gpu: caught"
+        assert_line "selftest-setup-one-gpu: caught"
+        assert_output --partial "the GPUs ran one after the other"
+        assert_output --partial "cudaMalloc allocates on the current GPU"
+    else
+        assert_line "selftest-wait-each-gpu: skipped (needs two GPUs)"
+    fi
+}
+
+# bats test_tags=gpu
+@test "08: the skeleton as shipped fails, pointing at TODO(1)" {
+    require_gpu
+    run "$SKELETON" --size 1M --reps 2
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "gpus_setup's shares cover 0 of the 1048576 elements"
+    assert_output --partial "(TODO(1))"
+    assert_line "wrong-elements-gpus-1-streams-1: -1"
+}
+
+# bats test_tags=gpu
+@test "08: sizes that are no multiple of the GPUs, streams or blocks verify" {
+    require_gpu
+    run "$REF" --size 1000003 --streams 7 --reps 2
+    assert_success
+    assert_line "size: 1000003"
+    assert_line "result: PASS"
+    run "$REF" --size 33 --streams 2 --reps 2 --gpus 1
+    assert_success
+    assert_line "multi-gpu: skipped ($([ "$(gpus_visible)" = 1 ] && echo "1 GPU" || echo "--gpus 1"))"
+    assert_line "result: PASS"
+}
+
+# bats test_tags=gpu
+@test "08: --seed is used and printed; --csv writes the tables" {
+    require_gpu
+    local csv="$BATS_TEST_TMPDIR/table.csv" versions
+    run "$REF" --size 1M --reps 2 --seed 42 --streams 2 --csv "$csv"
+    assert_success
+    assert_line "seed: 42"
+    assert_line "reps-gpus-1: 2"
+    versions=$(grep -c '^wrong-elements-gpus-' <<<"$output")
+    run head -n 1 "$csv"
+    assert_output "gpu,size,seed,part,version,gpus,streams,time_ms,gbs,correct"
+    run sed -n 2p "$csv"
+    assert_output --regexp '^"[^"]+",1048576,42,1,"1 GPU, 1 stream",1,1,[0-9.]+,[0-9.]+,1$'
+    run grep -c '^"[^"]*",1048576,42,1,' "$csv"
+    assert_output "$versions"
+}
+
+# bats test_tags=gpu
+@test "08: default run takes seconds, not minutes" {
+    require_gpu
+    local start=$SECONDS
+    run "$REF" --seed 7
+    assert_success
+    [ $((SECONDS - start)) -le 20 ] || fail "the default run took $((SECONDS - start)) s"
+}
+
+# --- GPU, two GPUs or more ----------------------------------------------------
+
+# bats test_tags=gpu
+@test "08: on every GPU: the split verified, peer access judged, every copy and kernel checked" {
+    require_gpus 2
+    run_reference_once "$LAB"
+    assert_success
+    local key
+    assert_line "peer-access-checked: yes"
+    assert_line --regexp "^peer-access-0-1: [01]$"
+    [ -n "$(kv pci-bus-id-1)" ] || fail "no PCI bus id for GPU 1"
+    [ -n "$(kv p2p-performance-rank-0-1)" ] || fail "no performance rank for GPUs 0 and 1"
+    for key in local-add staged-copy host-staged-copy \
+        $([ "$(kv peer-access)" = supported ] && echo peer-copy peer-copy-back peer-copy-both remote-add); do
+        assert_equal "$(kv "wrong-elements-$key")" 0
+        assert_equal "$(kv "bad-timed-runs-$key")" 0
+        assert_at_least "$(kv "bandwidth-$key-gbs")" 0.1 "bandwidth of $key"
+    done
+    assert_at_least "$(kv h2d-gbs-all-gpus)" 0.1 "host links all at once"
+}
+
+# bats test_tags=gpu,perf
+@test "08: N GPUs reach ${KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS} of what the host links allow" {
+    require_gpus 2
+    run_reference_once "$LAB"
+    local n=$(kv gpus) links=$(kv host-link-scaling) allow
+    allow=$(awk -v n="$n" -v l="$links" -v f="$KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS" \
+        'BEGIN { a = l < n ? l : n; printf "%.3f", a * f }')
+    assert_at_least "$(kv speedup-all-gpus)" "$allow" \
+        "$n GPUs over one (host links scale ${links}x)"
+}
+
+# bats test_tags=gpu,perf
+@test "08: two GPUs at least ${KIT_MIN_MULTI_GPU_SPEEDUP}x one GPU where each has its own host link" {
+    require_gpus 2
+    run_reference_once "$LAB"
+    [ "$(kv gpus)" = 2 ] || skip "the kit sees $(kv gpus) GPUs; this test is for two (the one above holds for any number)"
+    awk -v l="$(kv host-link-scaling)" -v m="$KIT_MIN_HOST_LINK_SCALING" 'BEGIN { exit !(l >= m) }' ||
+        skip "the GPUs share host bandwidth: all at once $(kv h2d-gbs-all-gpus) GB/s, GPU 0 alone $(kv h2d-gbs-gpu-0) GB/s"
+    assert_at_least "$(kv speedup-all-gpus)" "$KIT_MIN_MULTI_GPU_SPEEDUP" "2 GPUs over one, 4 streams each"
+}
+
+# bats test_tags=gpu,perf
+@test "08: a kernel reading another GPU's memory is ${KIT_MIN_REMOTE_OVER_LOCAL}x slower than on its own" {
+    require_gpus 2
+    run_reference_once "$LAB"
+    [ "$(kv peer-access)" = supported ] || skip "GPUs 0 and 1 cannot reach each other's memory"
+    assert_at_least "$(kv remote-add-over-local)" "$KIT_MIN_REMOTE_OVER_LOCAL" "remote over local time"
+}
+
+# bats test_tags=gpu,perf
+@test "08: over a direct link, peer copies are ${KIT_MIN_PEER_OVER_STAGED_NVLINK}x the copies staged through the host" {
+    require_gpus 2
+    run_reference_once "$LAB"
+    [ "$(kv peer-link)" = nvlink-class ] || skip "GPUs 0 and 1 have no link faster than PCIe (peer-link: $(kv peer-link))"
+    assert_at_least "$(kv peer-over-staged)" "$KIT_MIN_PEER_OVER_STAGED_NVLINK" "peer over staged bandwidth"
+}
+
+# bats test_tags=gpu
+@test "08: the skeleton's set_peer_access fails, pointing at TODO(3)" {
+    require_gpus 2
+    run "$SKELETON" --size 1M --reps 2
+    assert_failure 1
+    [ "$(kv peer-access)" = supported ] ||
+        skip "GPUs 0 and 1 cannot reach each other: returning 0 is right there"
+    assert_output --partial "set_peer_access(0, 1, 1) returned 0"
+    assert_output --partial "(TODO(3))"
+    assert_line "peer-access-checked: no"
+}
+
+# bats test_tags=gpu
+@test "08: the checks catch wrong peer access; the kit's right one passes" {
+    require_gpus 2
+    run_reference_once "$LAB" --selftest --seed 11
+    assert_success
+    if [ "$(kv peer-access)" = supported ]; then
+        assert_line "selftest-peer-right: passed"
+        assert_line "selftest-peer-linger: caught"
+        assert_line "selftest-peer-one-way: caught"
+        assert_output --partial "left the error cudaErrorPeerAccessAlreadyEnabled behind"
+        assert_output --partial "acts for the current GPU only, in one direction"
+    else
+        assert_line "selftest-peer-right: skipped (needs two GPUs with peer access)"
+    fi
+}
