@@ -2,12 +2,11 @@
  * 03-divergence.h - what labs/03-divergence/divergence.cu defines for its
  * harness (03-divergence.cu): X(return type, name, (parameters)).
  *
- * Its counting build is compiled without optimisation, so that each load
- * and store stays in the branch body the source puts it in: the compiler
- * would otherwise hoist the loads common to all four bodies above the
- * branches and sink the stores below them, and every counted request would
- * have all 32 lanes. (The timed build is optimised as usual.)
- * kit-counted-nvcc-flags: -Xcicc -O0
+ * Both builds are optimised as usual. The counting build still counts each
+ * store in the branch body the source puts it in, because kit_counted.h's
+ * counting is inlined at each access: its __activemask() runs with the
+ * lanes of that body (compiled without optimisation, the warp no longer
+ * reconverges where the source says, and the counts fall apart).
  */
 #ifndef KIT_LAB_03_H
 #define KIT_LAB_03_H
