@@ -168,11 +168,8 @@ assert_usage_errors() {
 
 # The value of `key: value` in $output (the last one, if repeated).
 kv() {
-    local line value=""
-    while IFS= read -r line; do
-        case "$line" in "$1: "*) value=${line#"$1: "} ;; esac
-    done <<<"$output"
-    printf '%s' "$value"
+    awk -v key="$1: " 'index($0, key) == 1 { value = substr($0, length(key) + 1) } END { printf "%s", value }' \
+        <<<"$output"
 }
 
 # assert_at_least VALUE MIN WHAT: a numeric comparison that fails on
