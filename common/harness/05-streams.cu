@@ -130,6 +130,8 @@ static void data_setup(data_t *d, unsigned int n, unsigned long long seed)
     KIT_CHECK(cudaMalloc((void **)&d->dA, d->bytes));
     KIT_CHECK(cudaMalloc((void **)&d->dB, d->bytes));
     KIT_CHECK(cudaMalloc((void **)&d->dC, d->bytes));
+    /* The bandwidths copy C back before any kernel wrote it. */
+    KIT_CHECK(cudaMemset(d->dC, 0, d->bytes));
     d->A = (unsigned int *)kit_host_alloc(d->bytes);
     d->B = (unsigned int *)kit_host_alloc(d->bytes);
     d->C = (unsigned int *)kit_host_alloc(d->bytes);

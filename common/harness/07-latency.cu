@@ -820,6 +820,7 @@ static void part1_latency(lab *L)
     KIT_CHECK(cudaMemset(d_flush, 0, flush_words * 4));
     KIT_CHECK(cudaMalloc((void **)&d_sink, sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&d_out, sizeof(chase_out)));
+    KIT_CHECK(cudaMemset(d_out, 0, sizeof(chase_out))); /* its padding too: copied back whole */
     for (int lv = 0; lv < LEVELS; lv++) {
         chase_set *c = &L->sets[lv];
         memset(c, 0, sizeof *c);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lab-args.sh LAB KEY: the options grading.conf gives lab LAB under KEY
 # (e.g. sanitize-args: a small, quick run), with every drawn placeholder
-# fixed: {seed} -> 1, {size:LO:HI} -> LO (made odd), {int:LO:HI} and
+# fixed: {seed} -> 1, {size:LO:HI} -> LO, {int:LO:HI} and
 # {pow2:LO:HI} -> LO. `make sanitize` and `make profile` use it.
 set -euo pipefail
 
