@@ -31,7 +31,13 @@ for lab in "$@"; do
     {
         printf '%s\n' "$lab"
         printf '  this GPU:   %s\n' "$(sed -n 's/^summary: //p' <<<"$out")"
-        printf '  Tesla K40:  %s\n' "$(sed -n 's/^course-k40: //p' <<<"$out")"
+        # The course's Tesla K40 figure, or, where the course has none, the
+        # first thing it says (course-notes, course-fermi, ...).
+        if grep -q '^course-k40: ' <<<"$out"; then
+            printf '  Tesla K40:  %s\n' "$(sed -n 's/^course-k40: //p' <<<"$out")"
+        else
+            printf '  the course: %s\n' "$(sed -n 's/^course-[a-z0-9-]*: //p' <<<"$out" | head -n 1)"
+        fi
     } >>"$summary"
 done
 
