@@ -359,7 +359,7 @@ int main(int argc, char **argv)
     measure_vec(&r, &stream, &policy, 0);
     kit_row_name(&copy, "copy", NULL, "cudaMemcpy device to device");
     {
-        kit_work w = {NULL, copy_d2d, NULL, &r, 0.0f};
+        kit_work w = {NULL, copy_d2d, NULL, &r, 0.0f, 0};
         copy_d2d(&r); /* warm-up */
         copy.t = kit_measure(&w, &policy);
         copy.timed = 1;

@@ -342,7 +342,7 @@ static void run_part(void *p)
 static double time_part(data_t *d, enum part what, const kit_policy *policy)
 {
     part_t x = {d, what};
-    kit_work w = {NULL, run_part, NULL, &x, 0.0f};
+    kit_work w = {NULL, run_part, NULL, &x, 0.0f, 0};
     run_part(&x); /* warm-up */
     KIT_CHECK(cudaDeviceSynchronize());
     return kit_measure(&w, policy).median_ms;

@@ -145,46 +145,13 @@ static float wall_run(const kit_work *w)
     return (float)(kit_wall_ms() - t0);
 }
 
-/*
- * kit_measure by the host's clock: w->run returns only when its work is
- * done, on however many GPUs, and no one GPU's events span it all. The
- * same samples (the checked run's first_ms first) and stopping rule.
- */
+/* kit_measure by the host's clock: w->run returns only when its work is
+ * done, on however many GPUs, and no one GPU's events span it all. */
 static kit_measurement measure_wall(const kit_work *w, const kit_policy *p)
 {
-    kit_measurement m;
-    int cap = p->reps > 0 ? p->reps : p->max_reps, n = 0;
-    float *ms = (float *)kit_host_alloc(sizeof(float) * (size_t)cap);
-    float *sorted = (float *)kit_host_alloc(sizeof(float) * (size_t)cap);
-    double total = 0.0;
-
-    memset(&m, 0, sizeof m);
-    if (w->first_ms > 0 && p->reps == 0)
-        total += ms[n++] = w->first_ms;
-    while (n < cap) {
-        if (w->prepare)
-            w->prepare(w->ctx);
-        ms[n] = wall_run(w);
-        total += ms[n++];
-        if (w->check && w->check(w->ctx) != 0)
-            m.bad_runs++;
-        if (p->reps > 0)
-            continue;
-        memcpy(sorted, ms, sizeof(float) * (size_t)n);
-        qsort(sorted, (size_t)n, sizeof *sorted, kit_cmp_float);
-        if ((n >= p->min_reps && total >= p->min_ms && kit_spread(sorted, n) <= p->noise) ||
-            (n >= 2 && total >= p->max_ms))
-            break;
-    }
-    qsort(ms, (size_t)n, sizeof *ms, kit_cmp_float);
-    m.reps = n;
-    m.median_ms = kit_median(ms, n);
-    m.min_ms = ms[0];
-    m.max_ms = ms[n - 1];
-    m.spread = kit_spread(ms, n);
-    free(ms);
-    free(sorted);
-    return m;
+    kit_work by_wall = *w;
+    by_wall.wall_clock = 1;
+    return kit_measure(&by_wall, p);
 }
 
 static double gbs(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
@@ -814,7 +781,7 @@ static void measure_vec(vec_run *r, kit_row *row, int ngpus, int nstreams, const
     r->early = r->left_errors = 0;
     r->told = 0;
     if (judge_job(r, ngpus, nstreams)) {
-        kit_work w = {vec_poison, vec_run_once, vec_check, r, 0.0f};
+        kit_work w = {vec_poison, vec_run_once, vec_check, r, 0.0f, 0};
         vec_poison(r);
         w.first_ms = wall_run(&w); /* the checked run, the first sample */
         vec_check(r);
@@ -860,7 +827,7 @@ static void link_once(void *p)
 static double measure_links(const host_data *h, int ngpus, double *per, const kit_policy *policy)
 {
     link_run l;
-    kit_work w = {NULL, link_once, NULL, &l, 0.0f};
+    kit_work w = {NULL, link_once, NULL, &l, 0.0f, 0};
     double all = 0.0;
 
     memset(&l, 0, sizeof l);
@@ -1063,7 +1030,7 @@ static long long peer_check(void *q)
 
 static void measure_peer(peer_t *p, enum peer_what what, kit_row *row, const kit_policy *policy)
 {
-    kit_work w = {peer_poison, peer_once, peer_check, p, 0.0f};
+    kit_work w = {peer_poison, peer_once, peer_check, p, 0.0f, 0};
     p->what = what;
     p->name = row->name;
     p->told = 0;

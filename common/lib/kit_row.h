@@ -58,17 +58,9 @@ static inline void kit_row_name(kit_row *row, const char *key, const char *todo,
     row->wrong = -1;
 }
 
-/* Wall-clock milliseconds, for KIT_TIMES=1 (where a run's time goes). */
-static inline double kit_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const kit_policy *p)
 {
-    kit_work timed;
+    kit_work timed = {NULL, NULL, NULL, NULL, 0.0f, 0};
     kit_timer t;
     float first;
     double w0 = kit_wall_ms(), w1, w2;
