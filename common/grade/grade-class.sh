@@ -262,27 +262,27 @@ main() {
         --labs) [ $# -ge 2 ] || die_usage "--labs needs a list"; labs_opt=$2; shift 2 ;;
         --labs=*) labs_opt=${1#*=}; shift ;;
         --seed)
-            [ $# -ge 2 ] && [[ $2 =~ ^[0-9]{1,15}$ ]] || die_usage "--seed needs a whole number"
+            [[ $# -ge 2 && $2 =~ ^[0-9]{1,15}$ ]] || die_usage "--seed needs a whole number"
             class_seed=$((10#$2)); shift 2 ;;
         --sanitize) sanitize=1; shift ;;
         --again) again=1; shift ;;
         --gpus) [ $# -ge 2 ] || die_usage "--gpus needs a list"; gpus=$2; shift 2 ;;
         --submission-limit)
-            [ $# -ge 2 ] && [[ $2 =~ ^[1-9][0-9]*$ ]] || die_usage "--submission-limit needs seconds"
+            [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || die_usage "--submission-limit needs seconds"
             submission_limit=$2; shift 2 ;;
         --slurm) slurm=1; shift ;;
         --slurm-gres) [ $# -ge 2 ] || die_usage "--slurm-gres needs a value"; gres=$2; shift 2 ;;
         --slurm-option=*) slurm_options+=("${1#*=}"); shift ;;
         --slurm-option) [ $# -ge 2 ] || die_usage "--slurm-option needs a value"; slurm_options+=("$2"); shift 2 ;;
         --no-wait) wait=0; shift ;;
-        --task) [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || die_usage "--task needs a number"; task=$2; shift 2 ;;
+        --task) [[ $# -ge 2 && $2 =~ ^[0-9]+$ ]] || die_usage "--task needs a number"; task=$2; shift 2 ;;
         --) shift; break ;;
         -*) die_usage "unknown option '$1'" ;;
         *) break ;;
         esac
     done
     [ $# -eq 2 ] || die_usage "expected SUBMISSIONS and OUT (e.g. make grade-class SUBMISSIONS=hw1 OUT=grades-hw1)"
-    [ -n "$1" ] && [ -d "$1" ] || die_usage "SUBMISSIONS '$1' is not a folder"
+    [[ -n $1 && -d $1 ]] || die_usage "SUBMISSIONS '$1' is not a folder"
     [ -n "$2" ] || die_usage "OUT is empty: name a folder for the grades"
     all_labs=$(grep -v '^[[:space:]]*\(#\|$\)' "$kit_top/common/labs.txt" | tr '\n' ' ')
     if [ -n "$labs_opt" ]; then
