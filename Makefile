@@ -264,18 +264,21 @@ REPORT ?=
 SUBMISSIONS ?=
 OUT ?=
 SLURM ?=
+ROSTER ?=
+NO_SANDBOX ?=
 
 comma := ,
 
 # LAB=01 grades one lab, LAB=01,03 several.
 check: need-nvcc
 	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
-	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) \
+	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) $(if $(NO_SANDBOX),--no-sandbox) \
 		$(if $(REPORT),--report $(REPORT)) $(subst $(comma), ,$(LAB))
 
 grade-class: need-nvcc
 	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
 	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(SLURM),--slurm) $(if $(SANITIZE),--sanitize) \
+		$(if $(NO_SANDBOX),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") \
 		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
 
 query: $(BUILD)/bin/kit-query
@@ -294,9 +297,9 @@ help:
 	@echo "                    ARGS=\"--size 4M\" passes options (ARGS=--help lists them)"
 	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 (or 01,03),"
 	@echo "                    SEED= repeats a grading, SANITIZE=1 adds compute-sanitizer,"
-	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap and .xml"
+	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap, .xml (JUnit), results.json"
 	@echo "  make grade-class SUBMISSIONS=dir OUT=dir"
-	@echo "                    grade a class: a folder or archive per student; LAB=, SLURM=1 (job array)"
+	@echo "                    grade a class: a folder or archive per student; LAB=, ROSTER=file, SLURM=1"
 	@echo "  make sanitize LAB=01   run it under compute-sanitizer (TOOL=memcheck|racecheck|initcheck|synccheck)"
 	@echo "  make profile LAB=01    profile its kernels with ncu (TOOL=nsys: a timeline); plots:"
 	@echo "                    bash common/tools/plot.sh table.csv (from ARGS=\"--csv table.csv\")"

@@ -179,8 +179,7 @@ source_check() {
         return
     fi
     out=$(LC_ALL=C timeout 60 awk -v forbidden="$(conf_get "$lab" forbidden)" \
-        -v kit_names="$(conf_get "$lab" kit-names)" -f "$kit_grade_dir/rules.awk" "$file")
-    rc=$?
+        -v kit_names="$(conf_get "$lab" kit-names)" -f "$kit_grade_dir/rules.awk" "$file") && rc=0 || rc=$?
     if [ "$rc" = 1 ] && [[ $out == *$'\t'* ]]; then
         rule_line=${out%%$'\t'*} rule_reason=${out#*$'\t'}
     elif [ "$rc" != 0 ]; then
@@ -221,7 +220,7 @@ object_check() {
     # Initialisers: sections that run code at start or exit, and each entry
     # of .init_array resolved to its function.
     sections=$(sed -n 's/^ *\[ *\([0-9][0-9]*\)\] \([^ ]*\).*/\1 \2/p' <<<"$sections")
-    bad=$(awk '{ print $2 }' <<<"$sections" | grep -m1 -xE '\.(ctors|dtors|preinit_array|fini_array|init|fini)(\..*)?')
+    bad=$(awk '{ print $2 }' <<<"$sections" | grep -m1 -xE '\.(ctors|dtors|preinit_array|fini_array|init|fini)(\..*)?' || true)
     if [ -n "$bad" ]; then
         obj_reason="runs code before or after main (its object has a $bad section): a lab file may not"
         return
@@ -248,7 +247,11 @@ object_check() {
             if (name !~ /__sti____cudaRegisterAll/) { print (name == "" ? sym "+" add : name); exit }
         }' <<<"$relocs")
     if [ -n "$bad" ]; then
-        obj_reason="runs code before main: an initialiser or constructor ($(demangle "$bad")) that a lab file may not have; set things up in the functions the harness calls"
+        case $bad in
+        _GLOBAL__sub_I*) bad="a global or static object initialised by code: a constructor, a lambda or a call" ;;
+        *) bad=$(demangle "$bad") ;;
+        esac
+        obj_reason="runs code before main ($bad), which a lab file may not; set things up in the functions the harness calls"
         return
     fi
 
@@ -328,6 +331,8 @@ object_check() {
 # no sandbox. HIDE: more paths no student code may see (reports, other
 # submissions).
 sb_extra=()
+# KIT_BWRAP: another bubblewrap (the tests name a missing one).
+kit_bwrap=${KIT_BWRAP:-bwrap}
 sandbox_setup() {
     local kit=$1 ref=$2 work=$3 mode=$4 p
     shift 4
@@ -360,7 +365,7 @@ sandbox_setup() {
 
     if [ "$mode" = none ]; then
         sandbox_why="turned off (--no-sandbox)"
-    elif ! command -v bwrap >/dev/null 2>&1; then
+    elif ! command -v "$kit_bwrap" >/dev/null 2>&1; then
         sandbox_why="bubblewrap (bwrap) is not installed"
     else
         # As root, student code runs as an unprivileged user, so that the
@@ -382,7 +387,7 @@ sandbox_setup() {
         fi
     fi
     if [ "$sandbox" = bwrap ]; then
-        sandbox_note="bubblewrap $(bwrap --version 2>/dev/null | awk '{ print $NF }'): no network, private /tmp, the kit read-only, references, reports and other submissions hidden, PID namespace (nothing outlives a run), as $(if [ -n "$sandbox_user" ]; then echo "uid $sandbox_user"; elif [ "$(id -u)" = 0 ]; then echo "root without capabilities (uid 65534 cannot read the kit: no process limit)"; else id -un; fi)"
+        sandbox_note="bubblewrap $("$kit_bwrap" --version 2>/dev/null | awk '{ print $NF }'): no network, private /tmp, the kit read-only, references, reports and other submissions hidden, PID namespace (nothing outlives a run), as $(if [ -n "$sandbox_user" ]; then echo "uid $sandbox_user"; elif [ "$(id -u)" = 0 ]; then echo "root without capabilities (uid 65534 cannot read the kit: no process limit)"; else id -un; fi)"
     else
         sandbox_note="none: $sandbox_why; student code ran with the grader's own permissions"
     fi
@@ -394,7 +399,7 @@ sandbox_probe() {
     local nvcc
     nvcc=$(command -v "${KIT_NVCC:-nvcc}" 2>/dev/null || echo /bin/true)
     # shellcheck disable=SC2016 # expanded by the sandbox's shell
-    "${sandbox_prefix[@]}" timeout 60 bwrap "${sb_base[@]}" --chdir / -- /bin/sh -c \
+    "${sandbox_prefix[@]}" timeout 60 "$kit_bwrap" "${sb_base[@]}" --chdir / -- /bin/sh -c \
         'test -r "$1/Makefile" && test -r "$1/common/grade/sandbox-exec.sh" && test -x "$2"' sh "$1" "$nvcc" \
         >"$sandbox_probe_log" 2>&1
 }
@@ -427,8 +432,8 @@ sandboxed() {
         fi
         sb+=("${sb_extra[@]}" --bind "$rw" "$rw" --chdir "$dir")
         [ -z "${KIT_RESULT_TOKEN:-}" ] || sb+=(--setenv KIT_RESULT_FD "$keep" --setenv KIT_RESULT_TOKEN "$KIT_RESULT_TOKEN")
-        "${sandbox_prefix[@]}" timeout -k 5 "$wall" bwrap "${sb[@]}" -- \
-            bash "$kit_grade_dir/sandbox-exec.sh" "$cpu" "$mem" "$fsize" "$procs" "$keep" -- "$@" \
+        "${sandbox_prefix[@]}" timeout -k 5 "$wall" "$kit_bwrap" "${sb[@]}" -- \
+            bash "$sandbox_kit/common/grade/sandbox-exec.sh" "$cpu" "$mem" "$fsize" "$procs" "$keep" -- "$@" \
             </dev/null || run_rc=$?
     else
         (
