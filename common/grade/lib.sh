@@ -352,8 +352,10 @@ sandbox_setup() {
     for p in "$kit/solutions" "$kit/tests" "$ref"; do
         [ -e "$p" ] && others+=("$p")
     done
-    sb_base=(--unshare-all --unshare-user --disable-userns --die-with-parent --new-session --cap-drop ALL
-        --ro-bind / / --dev /dev --proc /proc --tmpfs /dev/shm)
+    sb_base=(--unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL)
+    # No user namespaces inside (bubblewrap 0.8 and later).
+    if "$kit_bwrap" --help 2>&1 | grep -q -- --disable-userns; then sb_base+=(--disable-userns); fi
+    sb_base+=(--ro-bind / / --dev /dev --proc /proc --tmpfs /dev/shm)
     for p in "${ancestors[@]}"; do sb_base+=(--tmpfs "$p"); done
     sb_base+=(--ro-bind "$kit" "$kit")
     for p in "${others[@]}"; do sb_base+=(--tmpfs "$p"); done
