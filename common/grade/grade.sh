@@ -165,7 +165,9 @@ run_one() {
     cmd+=("$prog" $args)
     sb_extra=(--ro-bind "$(dirname "$prog")" "$(dirname "$prog")")
     exec {rfd}>"$rd/result"
-    sandboxed "$wall" "$((wall + 5))" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
+    # CPU seconds: RLIMIT_CPU counts every thread of the process (the
+    # harness checks results on all cores), so the wall limit on each core.
+    sandboxed "$wall" "$(((wall + 5) * $(nproc 2>/dev/null || echo 1)))" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
         >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
     exec {rfd}>&-
     sb_extra=()
