@@ -135,25 +135,36 @@ endef
 $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed_program,$(side),$(lab)))))
 
 # --- grading: one program from a student's file anywhere --------------------
-#   make graded GRADED_LAB=01-coalescing STUDENT_SRC=/abs/coalescing.cu GRADED_DIR=/abs/dir
-# builds GRADED_DIR/coalescing from the kit's own harness (common/grade/grade.sh).
+# common/grade/grade.sh builds each graded program with these rules, inside
+# its sandbox, so that a graded lab is compiled exactly as `make` compiles it:
+#   make graded-objects GRADED_LAB=01-coalescing STUDENT_SRC=/abs/coalescing.cu GRADED_DIR=/abs/dir
+#       GRADED_DIR/timed.o and counted.o, nvcc's intermediate files (the PTX
+#       the grader checks) in GRADED_DIR/keep-timed and keep-counted;
+#   make graded ...   the same, linked with the kit's harness: GRADED_DIR/coalescing.
+# Neither builds the harness: `make solutions` has (it is read-only there).
 GRADED_LAB ?=
 STUDENT_SRC ?=
 GRADED_DIR ?= $(BUILD)/graded
-.PHONY: graded
+.PHONY: graded graded-objects print-arch
+# The PTX's line information names the student's lines (it changes no code).
+GRADED_FLAGS = $(if $(filter -lineinfo -G,$(NVCCFLAGS)),,-lineinfo) --keep --keep-dir $(@D)/keep-$(basename $(@F))
 ifneq ($(STUDENT_SRC),)
 graded: $(GRADED_DIR)/$(call name_of,$(GRADED_LAB))
+graded-objects: $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
 $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o: $(STUDENT_SRC) common/harness/student.cu \
 		common/harness/$(GRADED_LAB).h $(LIB_HEADERS)
-	@mkdir -p $(@D)
-	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC))
-$(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(call harness_objects,$(GRADED_LAB)) $(GRADED_DIR)/timed.o \
-		$(GRADED_DIR)/counted.o
-	$(Q)$(NVCC) $(ARCH) -o $@ $^
+	@mkdir -p $(@D)/keep-$(basename $(@F))
+	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC)) $(GRADED_FLAGS)
+$(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
+	$(Q)$(NVCC) $(ARCH) -o $@ $(call harness_objects,$(GRADED_LAB)) $^
 else
-graded:
-	@echo "make graded: give GRADED_LAB, STUDENT_SRC and GRADED_DIR" >&2; exit 64
+graded graded-objects:
+	@echo "make $@: give GRADED_LAB, STUDENT_SRC and GRADED_DIR" >&2; exit 64
 endif
+
+# The ARCH a build here uses (the grader passes it into its sandbox).
+print-arch:
+	@echo '$(ARCH)'
 
 # --- test fixtures: a reference broken by a sed script --------------------------
 
@@ -183,7 +194,6 @@ $(FIXTURES): $(BUILD)/tests/fixtures/%: $$(call harness_objects,$$(call fixture_
 		$(BUILD)/tests/fixtures/%.timed.o $(BUILD)/tests/fixtures/%.counted.o
 	@echo "  LINK  $@"
 	$(Q)$(NVCC) $(ARCH) -o $@ $^
-
 
 # --- tools --------------------------------------------------------------------
 
@@ -254,18 +264,21 @@ REPORT ?=
 SUBMISSIONS ?=
 OUT ?=
 SLURM ?=
+ROSTER ?=
+NO_SANDBOX ?=
 
 comma := ,
 
 # LAB=01 grades one lab, LAB=01,03 several.
 check: need-nvcc
 	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
-	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) \
+	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) $(if $(NO_SANDBOX),--no-sandbox) \
 		$(if $(REPORT),--report $(REPORT)) $(subst $(comma), ,$(LAB))
 
 grade-class: need-nvcc
 	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
 	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(SLURM),--slurm) $(if $(SANITIZE),--sanitize) \
+		$(if $(NO_SANDBOX),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") \
 		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
 
 query: $(BUILD)/bin/kit-query
@@ -284,9 +297,9 @@ help:
 	@echo "                    ARGS=\"--size 4M\" passes options (ARGS=--help lists them)"
 	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 (or 01,03),"
 	@echo "                    SEED= repeats a grading, SANITIZE=1 adds compute-sanitizer,"
-	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap and .xml"
+	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap, .xml (JUnit), results.json"
 	@echo "  make grade-class SUBMISSIONS=dir OUT=dir"
-	@echo "                    grade a class: a folder or archive per student; LAB=, SLURM=1 (job array)"
+	@echo "                    grade a class: a folder or archive per student; LAB=, ROSTER=file, SLURM=1"
 	@echo "  make sanitize LAB=01   run it under compute-sanitizer (TOOL=memcheck|racecheck|initcheck|synccheck)"
 	@echo "  make profile LAB=01    profile its kernels with ncu (TOOL=nsys: a timeline); plots:"
 	@echo "                    bash common/tools/plot.sh table.csv (from ARGS=\"--csv table.csv\")"

@@ -1,19 +1,34 @@
 #!/usr/bin/env bats
-# make check: one student's copy. The grader's parts (splicing, region
-# rules, drawn sizes, verdicts, points, reports) run without a GPU; the
-# verdicts that need a program to run need one.
+# make check: one student's copy. The grader's parts (text rules, object
+# checks, the sandbox, the result channel, drawn sizes, verdicts, points,
+# reports) run without a GPU; the verdicts that need a program to run need
+# one. The fixtures' verdicts are asserted in 91-class.bats.
 
 setup() {
     load test_helper
     GRADE="$KIT_ROOT/common/grade/grade.sh"
     LABS=$(kit_labs | tr '\n' ' ')
+    NLABS=$(kit_labs | wc -l)
+}
+
+# sandbox_or_skip: sets up the sandbox as make check would, or skips.
+sandbox_or_skip() {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    work="$BATS_TEST_TMPDIR/work"
+    mkdir -p "$work" && chmod 711 "$work" "$BATS_TEST_TMPDIR"
+    sandbox_probe_log="$work/.probe"
+    # As root, the sandbox's user could not reach this test's folders.
+    KIT_SANDBOX_USER=root
+    sandbox_setup "$KIT_ROOT" "$KIT_BUILD" "$work" auto
+    [ "$sandbox" = bwrap ] || skip "no sandbox here: $sandbox_why"
 }
 
 @test "grade.sh: --help, and bad command lines exit 64 with the reason" {
     run bash "$GRADE" --help
     assert_success
     assert_output --partial "usage: grade.sh"
-    assert_output --partial "--seed S"
+    assert_output --partial "--no-sandbox"
     while IFS='|' read -r args reason; do
         # shellcheck disable=SC2086
         run bash "$GRADE" $args
@@ -31,78 +46,115 @@ EOF
     assert_output --partial "no lab '42'"
 }
 
-@test "grading.conf: every lab has points, drawn runs and a metric; kit-names cover its regions" {
+@test "grading.conf: every lab has its section, points, drawn runs, a metric and sanitize-args" {
     grade_lib
     conf_load "$KIT_ROOT/common/grade/grading.conf"
     for lab in $LABS; do
+        grep -qx "\[$lab\]" "$KIT_ROOT/common/grade/grading.conf" || fail "$lab: no [$lab] section"
         [ "$(conf_get "$lab" points)" -gt 0 ] || fail "$lab: no points"
         [[ "$(conf_get "$lab" random-args)" == *"{seed}"* ]] || fail "$lab: random-args draw no seed"
-        [ -n "$(conf_get "$lab" metric)" ] || fail "$lab: no metric (none, or a timing key)"
-        [ -n "$(conf_get "$lab" sanitize-args)" ] || fail "$lab: no sanitize-args"
-        for name in $(kit_names "$KIT_ROOT/labs/$lab/${lab#*-}.cu" "$KIT_ROOT/solutions/$lab/${lab#*-}.cu"); do
-            [[ " $(conf_get "$lab" kit-names) " == *" $name "* ]] ||
-                fail "$lab: its regions use $name, which kit-names does not allow"
+        [[ "$(conf_get "$lab" sanitize-args)" == *"{seed}"* ]] || fail "$lab: no sanitize-args with a seed"
+        metric=$(conf_get "$lab" metric)
+        [ -n "$metric" ] || fail "$lab: no metric (none, or a timing key)"
+        if [ "$metric" != none ]; then
+            [[ $metric =~ ^time-.+-ms$ ]] || fail "$lab: metric $metric is not a time-ROW-ms key"
+            [[ "$(conf_get "$lab" perf-args)" == *"{seed}"* ]] || fail "$lab: perf-args draw no seed"
+        fi
+    done
+    awk -v f="$(conf_get all full-marks-within)" -v z="$(conf_get all no-speed-marks-beyond)" \
+        -v s="$(conf_get all too-slow-beyond)" 'BEGIN { exit !(f >= 1 && z > f && s >= z) }' ||
+        fail "need 1 <= full-marks-within < no-speed-marks-beyond <= too-slow-beyond"
+    # Lab 05's speed where its kernels matter, with an option its harness has.
+    [[ "$(conf_get 05-streams perf-args)" == *"--kernel-work auto"* ]] || fail "05-streams: perf-args without --kernel-work auto"
+    grep -q '"--kernel-work"' "$KIT_ROOT/common/harness/05-streams.cu" || fail "05-streams: no --kernel-work option"
+    # The harness reports each row's checked timed runs, which the grade needs.
+    grep -q '"bad-timed-runs-%s"' "$KIT_ROOT/common/lib/kit_row.h" || fail "kit_row.h: no bad-timed-runs-ROW key"
+    grep -q '"wrong-elements-%s"' "$KIT_ROOT/common/lib/kit_row.h" || fail "kit_row.h: no wrong-elements-ROW key"
+}
+
+@test "text rules: the references and skeletons keep them; each trick is refused with its reason" {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    for lab in $LABS; do
+        for side in labs solutions; do
+            source_check "$KIT_ROOT/$side/$lab/${lab#*-}.cu" "$lab"
+            [ -z "$rule_reason" ] || fail "$side/$lab:$rule_line: $rule_reason"
         done
     done
-    awk -v f="$(conf_get all full-marks-within)" -v z="$(conf_get all no-marks-beyond)" \
-        'BEGIN { exit !(f >= 1 && z > f) }' || fail "full-marks-within must be >= 1 and below no-marks-beyond"
+    f="$BATS_TEST_TMPDIR/t.cu"
+    check() { printf '%b' "$1" >"$f"; source_check "$f" 01-coalescing; echo "$rule_line|$rule_reason"; }
+    while IFS='|' read -r text want; do
+        run check "$text"
+        assert_output --partial "$want"
+    done <<'EOF'
+#define X 1\n|1|a preprocessor line
+  #  include <stdlib.h>\n|1|a preprocessor line
+#pragma unroll 4\nint x;\n|
+%:define X 1\n|1|a digraph (%:)
+int a<:2:>;\n|1|a digraph (<:)
+int f(void) <% return 0; %>\n|1|a digraph (<%)
+int x = 1'000;\n|1|a digit separator
+const char *s = R"(x)";\n|1|a raw string literal
+int c = u8'a';\n|1|a ' right after 'u8'
+// hidden \\\nexit(0);\n|1|a backslash at the end of a line
+int x; /* a\n */ int y = system("x");\n|2|uses 'system'
+int x;\r int y;\n|1|a bare carriage return
+int x;\r\n|
+int x;\r|1|a bare carriage return
+int x = ??-0;\n|1|a trigraph
+/* never closed\n|1|a comment that never ends
+const char *s = "/* not a comment */ exit";\n|
+void f(void) { exit(1); }\n|1|uses 'exit'
+void f(void) { std::exit(1); }\n|1|uses 'std'
+template <class T> int t(T);\n|1|uses C++ 'template'
+int x = kit_finish(1);\n|1|uses the kit's internal 'kit_finish'
+void f(void) { __builtin_trap(); }\n|1|uses the reserved name '__builtin_trap'
+void f(void) { asm("trap;"); }\n|1|uses C++ 'asm'
+__attribute__((constructor)) void f(void) {}\n|1|uses C++ '__attribute__'
+extern "C" int g(void);\n|1|uses C++ 'extern'
+int f(void) { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(0, 0, 0, 0); }\n|1|uses 'cudaOccupancyMaxActiveBlocksPerMultiprocessor'
+}\n|1|a '}' that closes more
+void f(void) {\n|1|the braces do not balance
+EOF
 }
 
-@test "splice: a file's own regions give the file back; the student's lines keep their numbers" {
+@test "object checks: code before main, names outside the file and unlisted calls are refused" {
     grade_lib
-    for lab in $LABS; do
-        name=${lab#*-}
-        ref="$KIT_ROOT/solutions/$lab/$name.cu" skel="$KIT_ROOT/labs/$lab/$name.cu"
-        run diff <(splice "$ref" "$ref" "x.cu" | grep -v '^#line ') "$ref"
-        assert_success
-        run diff <(splice "$ref" "$skel" "x.cu" | grep -v '^#line ') "$skel"
-        assert_success
-    done
-    # Line 1 of region TODO(1) of the student's file is announced as its own line.
-    skel="$KIT_ROOT/labs/01-coalescing/coalescing.cu"
-    first=$(grep -n 'KIT STUDENT REGION BEGIN: TODO(1)' "$skel" | cut -d: -f1)
-    run splice "$KIT_ROOT/solutions/01-coalescing/coalescing.cu" "$skel" "labs/01-coalescing/coalescing.cu"
-    assert_line "#line $((first + 1)) \"labs/01-coalescing/coalescing.cu\""
-}
-
-@test "region rules: the preprocessor, process control, C++ tricks and kit internals are refused" {
-    grade_lib
-    forbidden="exit abort fopen stdout std"
-    check() { region_rule_violation "$(printf '%s\n' "$1" | code_only)" "kit_rng" "$forbidden"; }
-    run check "#define kit_finish(x) 0"
-    assert_output --partial "uses the preprocessor"
-    run check "  #  include <stdlib.h>"
-    assert_output --partial "uses the preprocessor"
-    run check "%:define X 1"
-    assert_output --partial "uses the preprocessor"
-    run check "if (n == 0) exit(0);"
-    assert_output "uses 'exit'"
-    run check "std::printf(\"hello\");"
-    assert_output "uses 'std'"
-    run check "template <class T> int pass_anyway(T...) { return 1; }"
-    assert_output "uses C++ 'template'"
-    run check "static int kit_vecadd_all_correct(void) { return 1; }"
-    assert_output "uses the kit's internal 'kit_vecadd_all_correct'"
-    # What a region may do: allowed kit names, #pragma unroll, forbidden
-    # words in comments and strings.
-    run check $'#pragma unroll 4\nkit_rng s; /* exit() here? */ printf("exit %d\\n", 1); // abort'
-    assert_output ""
-}
-
-@test "regions_sound: a missing, renamed or unclosed marker is found" {
-    grade_lib
-    good="$KIT_ROOT/labs/01-coalescing/coalescing.cu"
-    run regions_sound "$good" 1 2
-    assert_success
-    bad="$BATS_TEST_TMPDIR/bad.cu"
-    grep -v 'KIT STUDENT REGION END: TODO(2)' "$good" >"$bad"
-    run regions_sound "$bad" 1 2
-    assert_failure
-    assert_output 2
-    sed 's/BEGIN: TODO(1)/BEGIN: TODO(7)/' "$good" >"$bad"
-    run regions_sound "$bad" 1 2
-    assert_failure
-    assert_output 1
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    d="$BATS_TEST_TMPDIR/obj"
+    build() { # NAME: compiles $d/NAME.cu as the grader does; sets o
+        mkdir -p "$d/$1"
+        make -s --no-print-directory -C "$KIT_ROOT" GRADED_LAB=01-coalescing STUDENT_SRC="$d/$1.cu" \
+            GRADED_DIR="$d/$1" graded-objects >"$d/$1.log" 2>&1 || { cat "$d/$1.log"; return 1; }
+        o="$d/$1/timed.o"
+    }
+    mkdir -p "$d"
+    cp "$KIT_ROOT/solutions/01-coalescing/coalescing.cu" "$d/ref.cu"
+    build ref
+    object_check "$o" timed 01-coalescing "$d/ref/keep-timed" "$d/ref.cu"
+    [ -z "$obj_reason" ] || fail "the reference: $obj_reason"
+    object_check "$d/ref/counted.o" counted 01-coalescing "$d/ref/keep-counted" "$d/ref.cu"
+    [ -z "$obj_reason" ] || fail "the reference's counting build: $obj_reason"
+    # What the text rules let through, the objects show.
+    { echo 'static int e = printf("early\\n");'; cat "$d/ref.cu"; } >"$d/init.cu"
+    build init
+    object_check "$o" timed 01-coalescing "$d/init/keep-timed" "$d/init.cu"
+    [[ $obj_reason == "runs code before main"* ]] || fail "an initialiser by a call: '$obj_reason'"
+    { cat "$d/ref.cu"; echo 'void reset(void) { cudaDeviceReset(); }'; } >"$d/call.cu"
+    build call
+    object_check "$o" timed 01-coalescing "$d/call/keep-timed" "$d/call.cu"
+    [[ $obj_reason == "calls 'cudaDeviceReset', which lab 01-coalescing does not allow"* ]] || fail "unlisted: '$obj_reason'"
+    # Inline assembly in the PTX of the student's own lines (the text rules
+    # refuse asm first; the PTX check stands behind them).
+    ptx="$d/call/keep-timed/x.ptx"
+    cp "$(ls "$d"/call/keep-timed/*.ptx | head -n 1)" "$ptx.orig"
+    rm -f "$d"/call/keep-timed/*.ptx
+    fileno=$(sed -n 's/^[[:space:]]*\.file[[:space:]]\+\([0-9]\+\) "\([^"]*\)".*/\1 \2/p' "$ptx.orig" |
+        awk -v src="$d/call.cu" '$2 == src { print $1; exit }')
+    [ -n "$fileno" ] || fail "the PTX names no line of the student's file"
+    { cat "$ptx.orig"; printf '\t.loc\t%s 3 1\n\t// begin inline asm\n\ttrap;\n\t// end inline asm\n' "$fileno"; } >"$ptx"
+    object_check "$d/ref/timed.o" timed 01-coalescing "$d/call/keep-timed" "$d/call.cu"
+    [[ $obj_reason == "holds inline assembly"* ]] || fail "asm in the PTX: '$obj_reason'"
 }
 
 @test "drawn arguments: the same seed draws the same; each stays in its range" {
@@ -125,115 +177,191 @@ EOF
     done
 }
 
-@test "points: full within the first factor, falling linearly, none beyond the second" {
+@test "points: full within the first factor, the speed share falling with log(ratio), the rest kept" {
     grade_lib
-    [ "$(perf_points 0.9 20 1.25 2.0)" = 20 ]
-    [ "$(perf_points 1.25 20 1.25 2.0)" = 20 ]
-    [ "$(perf_points 1.625 20 1.25 2.0)" = 10 ]
-    [ "$(perf_points 1.85 20 1.25 2.0)" = 4 ]
-    [ "$(perf_points 2.0 20 1.25 2.0)" = 0 ]
-    [ "$(perf_points 3.5 20 1.25 2.0)" = 0 ]
+    [ "$(speed_points 0.9 20 0.5 1.25 3.0)" = 20 ]
+    [ "$(speed_points 1.25 20 0.5 1.25 3.0)" = 20 ]
+    [ "$(speed_points 3.0 20 0.5 1.25 3.0)" = 10 ]
+    [ "$(speed_points 9 20 0.5 1.25 3.0)" = 10 ]
+    mid=$(speed_points 1.9365 20 0.5 1.25 3.0)
+    [ "$mid" = 15 ] || fail "halfway in log(ratio): $mid, not 15"
 }
 
-@test "judge_run: every way a run can end gets its verdict" {
+@test "judge: the verdict comes from the result channel, never from stdout" {
     grade_lib
-    out="$BATS_TEST_TMPDIR/out" err="$BATS_TEST_TMPDIR/err"
-    judge() { # RC STDOUT STDERR [SEED]
-        printf '%b' "$2" >"$out"
-        printf '%b' "$3" >"$err"
-        judge_run "$1" "$out" "$err" 64 30 01-coalescing "${4:-}"
+    d="$BATS_TEST_TMPDIR/run"
+    mkdir -p "$d"
+    KIT_RESULT_TOKEN=abc123
+    j() { # RC CHANNEL STDOUT STDERR [SEED]
+        printf '%b' "$2" >"$d/result"
+        printf '%b' "$3" >"$d/out"
+        printf '%b' "$4" >"$d/err"
+        judge "$1" "$d" 30 64 01-coalescing "${5:-}"
         echo "$verdict|$what|$detail"
     }
-    ok='lab: 01-coalescing\nseed: 5\nresult: PASS\n'
-    run judge 0 "$ok" "" 5
+    ok='lab: 01-coalescing\nseed: 5\nresult: PASS\nresult-token: abc123\n'
+    run j 0 "$ok" "" "" 5
     assert_output "PASS||"
-    run judge 124 "" ""
-    assert_output "FAIL|timed out after 30 s|"
-    run judge 153 "" ""
-    assert_output "FAIL|floods its output (more than 64 KiB)|"
-    run judge 0 "$(head -c 70000 /dev/zero | tr '\0' x)" ""
-    assert_output "FAIL|floods its output (more than 64 KiB)|"
-    run judge 139 "" ""
-    assert_output "FAIL|crashed (signal SIGSEGV)|"
-    run judge 136 "" "coalescing: something\n"
-    assert_output "FAIL|crashed (signal SIGFPE)|something"
-    run judge 1 "" "coalescing: CUDA error cudaErrorIllegalAddress: an illegal memory access was encountered\n"
-    assert_output --partial "FAIL|out-of-bounds memory access|CUDA error cudaErrorIllegalAddress"
-    run judge 1 "" "coalescing: CUDA error cudaErrorLaunchFailure: unspecified launch failure\n"
-    assert_output --partial "FAIL|crashed in a kernel|"
-    run judge 1 "result: FAIL\n" "coalescing: note: not judged\ncoalescing: C[3] = 1 but 2\n"
+    # The program's own stdout says PASS: no channel, no pass.
+    run j 0 "" "lab: 01-coalescing\nresult: PASS\n" ""
+    assert_output "FAIL|exited before the harness gave its verdict|"
+    run j 0 'lab: 01-coalescing\nresult: PASS\nresult-token: guessed\n' "" ""
+    assert_output "FAIL|the kit's result channel holds lines the harness did not write|"
+    run j 0 'lab: 01-coalescing\nresult: FAIL\nresult: PASS\nresult-token: abc123\n' "" ""
+    assert_output --partial "FAIL|the kit's result channel holds lines"
+    run j 0 'lab: 01-coalescing\nseed: 5\n' "" ""
+    assert_output "FAIL|exited before the harness gave its verdict|"
+    run j 1 'lab: 01-coalescing\nresult: FAIL\nresult-token: abc123\n' "" "coalescing: note: not judged\ncoalescing: C[3] = 1 but 2\n"
     assert_output "FAIL|wrong result|C[3] = 1 but 2"
-    run judge 2 "" "coalescing: cannot run here: no GPU\n"
-    assert_output "SKIP|cannot run here: no GPU|"
-    run judge 7 "" ""
-    assert_output "FAIL|crashed (exit status 7)|"
-    run judge 0 "lab: 01-coalescing\n" ""
-    assert_output "FAIL|exited 0 without printing its result|"
-    run judge 0 "result: PASS\n$ok" "" 5
-    assert_output --partial "FAIL|printed 2 result lines|"
-    run judge 0 "${ok}afterwards\n" "" 5
-    assert_output --partial "FAIL|did not end with its result|"
-    run judge 0 "lab: 03-divergence\nresult: PASS\n" ""
-    assert_output "FAIL|its output does not name lab 01-coalescing|"
-    run judge 0 "$ok" "" 6
+    run j 124 "" "" ""
+    assert_output "FAIL|timed out after 30 s|"
+    run j 153 "" "" ""
+    assert_output "FAIL|floods its output (more than 64 KiB)|"
+    run j 0 "$ok" "$(head -c 70000 /dev/zero | tr '\0' x)" "" 5
+    assert_output "FAIL|floods its output (more than 64 KiB)|"
+    run j 139 "" "" ""
+    assert_output "FAIL|crashed (signal SIGSEGV)|"
+    run j 1 "" "" "coalescing: CUDA error cudaErrorIllegalAddress: an illegal memory access was encountered\n"
+    assert_output --partial "FAIL|out-of-bounds memory access|CUDA error cudaErrorIllegalAddress"
+    run j 1 "" "" "coalescing: CUDA error cudaErrorLaunchFailure: unspecified launch failure\n"
+    assert_output --partial "FAIL|crashed in a kernel|"
+    # A SKIP is the grader's alone: a program that says it cannot run FAILs.
+    run j 2 "" "" "coalescing: cannot run here: no GPU\n"
+    assert_output --partial "FAIL|stopped, saying it cannot run here"
+    run j 64 "" "" ""
+    assert_output --partial "FAIL|refused the grader's options"
+    run j 0 'lab: 03-divergence\nresult: PASS\nresult-token: abc123\n' "" ""
+    assert_output "FAIL|the harness reported lab '03-divergence', not 01-coalescing|"
+    run j 0 "$ok" "" "" 6
     assert_output "FAIL|did not run with the seed it was given (6)|"
+    run j 3 "$ok" "" "" 5
+    assert_output "FAIL|exited with status 3 after the harness's PASS|"
 }
 
-@test "run_capped: a flood is cut off and a hang is stopped" {
-    grade_lib
-    out="$BATS_TEST_TMPDIR/out" err="$BATS_TEST_TMPDIR/err"
-    run_capped "$out" "$err" 30 64 yes flood
-    [ "$run_rc" = 153 ] || fail "yes: exit status $run_rc, not 153 (SIGXFSZ)"
-    [ "$(stat -c %s "$out")" -le 65536 ] || fail "the output grew past the cap"
-    SECONDS=0
-    run_capped "$out" "$err" 1 64 sleep 30
-    [ "$run_rc" = 124 ] || fail "sleep: exit status $run_rc, not 124"
-    [ "$SECONDS" -lt 10 ] || fail "the hang was stopped after $SECONDS s"
-}
-
-@test "make check: compile errors name the student's line; region rules and harness edits are reported" {
-    kit_copy "$BATS_TEST_TMPDIR/kit"
-    submission "$BATS_TEST_TMPDIR/kit" no-compile fake-pass harness-edit
-    run make -s -C "$BATS_TEST_TMPDIR/kit" check REPORT="$BATS_TEST_TMPDIR/report" SEED=11
+@test "sandbox: no network, private /tmp, the kit read-only, references hidden, nothing outlives a run" {
+    sandbox_or_skip
+    rw="$BATS_TEST_TMPDIR/rw"
+    mkdir -p "$rw" && chmod 777 "$rw"
+    echo secret >"$BATS_TEST_TMPDIR/outside"
+    # shellcheck disable=SC2016
+    script='
+        ls "$1/solutions" | grep -q . && echo "sees the references"
+        ls "$2/solutions" 2>/dev/null | grep -q . && echo "sees the built references"
+        cat "$3" 2>/dev/null && echo "sees the grader'"'"'s /tmp"
+        touch "$1/Makefile" 2>/dev/null && echo "writes the kit"
+        : >"$4/mine" || echo "cannot write its own folder"
+        ip=$(cat /proc/net/dev 2>/dev/null | grep -cv "lo:")
+        [ "$ip" -le 2 ] || echo "has a network"
+        echo $$ >"$4/pid"
+        sleep 3017 & echo $! >"$4/child"
+        echo done'
+    sandboxed 60 60 0 1024 0 - "$rw" "$rw" -- /bin/sh -c "$script" sh "$KIT_ROOT" "$KIT_BUILD" \
+        "$BATS_TEST_TMPDIR/outside" "$rw" >"$rw/out" 2>&1
+    run cat "$rw/out"
+    assert_output "done"
+    [ -f "$rw/mine" ] || fail "no file in its own folder"
+    sleep 1
+    run pgrep -f "^sleep 3017$"
     assert_failure
-    assert_line --regexp "^03-divergence +FAIL +0/20 +does not compile: labs/03-divergence/divergence.cu\(34\): error"
-    assert_line --regexp "^05-streams +FAIL +0/20 +student region TODO\(3\) uses 'exit'"
+    # A hang is stopped, and a flood cut off.
+    SECONDS=0
+    sandboxed 2 10 0 1024 0 - "$rw" "$rw" -- sleep 30 >/dev/null 2>&1
+    [ "$run_rc" = 124 ] || fail "sleep 30 in 2 s: exit status $run_rc, not 124"
+    [ "$SECONDS" -lt 15 ] || fail "the hang was stopped after $SECONDS s"
+    sandboxed 30 30 0 64 0 - "$rw" "$rw" -- sh -c 'yes flood >"$1/flood"' sh "$rw" >/dev/null 2>&1
+    [ "$run_rc" = 153 ] || fail "a flood: exit status $run_rc, not 153 (SIGXFSZ)"
+    [ "$(stat -c %s "$rw/flood")" -le 65536 ] || fail "the file grew past the cap"
+}
+
+@test "sandbox: only the result channel's descriptor reaches the program" {
+    sandbox_or_skip
+    rw="$BATS_TEST_TMPDIR/rw"
+    mkdir -p "$rw" && chmod 777 "$rw"
+    : >"$rw/result"
+    exec {rfd}>"$rw/result" {other}>"$rw/other"
+    KIT_RESULT_TOKEN=t0k3n
+    # shellcheck disable=SC2016
+    sandboxed 30 30 0 1024 0 "$rfd" "$rw" "$rw" -- bash -c \
+        'ls /proc/self/fd; echo "fd=$KIT_RESULT_FD token=$KIT_RESULT_TOKEN"; echo written >&"$KIT_RESULT_FD"' \
+        >"$rw/out" 2>&1
+    exec {rfd}>&- {other}>&-
+    run cat "$rw/out"
+    assert_line "fd=$rfd token=t0k3n"
+    refute_line "$other"
+    run cat "$rw/result"
+    assert_output written
+}
+
+@test "no sandbox: make check says so in the report; --require-sandbox refuses" {
+    kit_copy "$BATS_TEST_TMPDIR/kit"
+    submission "$BATS_TEST_TMPDIR/kit" preprocessor
+    KIT_BWRAP=/nonexistent/bwrap run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" 01
+    assert_failure 1
+    assert_output --partial "Isolation: none: bubblewrap (bwrap) is not installed"
+    KIT_BWRAP=/nonexistent/bwrap run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" --require-sandbox 01
+    assert_failure 3
+    assert_output --partial "grading without isolation must be asked for: --no-sandbox"
+    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" --no-sandbox 01
+    assert_failure 1
+    assert_output --partial "Isolation: none: turned off (--no-sandbox)"
+}
+
+@test "make check: verdicts, reasons and every report format, one line per lab" {
+    kit_copy "$BATS_TEST_TMPDIR/kit"
+    submission "$BATS_TEST_TMPDIR/kit" skeleton
+    rm -r "$BATS_TEST_TMPDIR/kit/labs/02-grouping"
+    submission "$BATS_TEST_TMPDIR/kit" no-compile reference=03-divergence
+    rep="$BATS_TEST_TMPDIR/report"
+    run make -s -C "$BATS_TEST_TMPDIR/kit" check REPORT="$rep" SEED=11
+    assert_failure
+    assert_line --regexp "^01-coalescing +FAIL +0/20 +does not compile: labs/01-coalescing/coalescing.cu\([0-9]+\): error"
     assert_line --regexp "^02-grouping +FAIL +0/20 +no labs/02-grouping/grouping.cu"
-    assert_line --regexp "^  01-coalescing: code outside the student regions differs from the kit's \([0-9]+ lines\); it was not compiled"
     assert_output --partial "grading seed 11"
     assert_output --partial "make check SEED=11"
-    # Lab 01's regions compile; without a GPU it is skipped, with one it fails.
-    assert_line --regexp "^01-coalescing +(SKIP +-/20 +no usable GPU|FAIL +0/20 +wrong result at --size [0-9]+ --seed [0-9]+)"
+    assert_output --partial "Isolation: "
+    if "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; then
+        assert_line --regexp "^03-divergence +PASS +20/20 "
+    else
+        assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU: "
+    fi
 
-    # The reports: a CSV row, a TAP test and a JUnit test case per lab.
-    csv="$BATS_TEST_TMPDIR/report/grades.csv"
+    csv="$rep/grades.csv"
     run head -n 1 "$csv"
-    assert_output '"student","lab","verdict","points","max_points","time_vs_reference","reason","notes","grading_seed","gpu"'
-    [ "$(wc -l <"$csv")" = 6 ]
-    [ "$(csv_field_of "$csv" 03-divergence 3)" = FAIL ]
-    [[ "$(csv_field_of "$csv" 05-streams 7)" == "student region TODO(3) uses 'exit'"* ]]
-    [ "$(csv_field_of "$csv" 04-occupancy 9)" = 11 ]
-    run cat "$BATS_TEST_TMPDIR/report/grades.tap"
-    assert_line "1..5"
-    assert_line "not ok 3 03-divergence: FAIL 0/20 points"
-    run cat "$BATS_TEST_TMPDIR/report/grades.xml"
-    assert_output --partial '<testsuite name="grades.bats" tests="5"'
-    assert_output --partial '<testcase classname="grades.bats" name="05-streams: FAIL 0/20 points"'
-    assert_output --partial "<failure"
-    run cat "$BATS_TEST_TMPDIR/report/report.txt"
+    assert_output '"student","student_id","lab","verdict","points","max_points","time_vs_reference","reason","grading_seed","gpu","isolation"'
+    [ "$(wc -l <"$csv")" = $((NLABS + 1)) ]
+    [ "$(csv_field_of "$csv" '"01-coalescing"' 4)" = FAIL ]
+    [ "$(csv_field_of "$csv" '"01-coalescing"' 9)" = 11 ]
+    run cat "$rep/grades.tap"
+    assert_line "1..$NLABS"
+    assert_line --regexp "^not ok 1 01-coalescing - does not compile"
+    # JUnit: one test case per lab, named after the lab (stable across gradings).
+    run cat "$rep/grades.xml"
+    assert_output --partial "<testsuite name=\"kit-grading "
+    assert_output --partial "tests=\"$NLABS\""
+    for lab in $LABS; do
+        assert_output --partial "name=\"$lab\">"
+    done
+    # Gradescope's results.json.
+    if command -v python3 >/dev/null 2>&1; then
+        run python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["score"], len(r["tests"]), r["tests"][0]["name"], r["tests"][0]["status"])' "$rep/results.json"
+        assert_success
+        assert_output --regexp "^(0|20) $NLABS 01-coalescing failed$"
+    fi
+    run cat "$rep/report.txt"
     assert_output --partial "Runs"
     assert_output --partial "== 01-coalescing"
 }
 
-@test "make check LAB=03: one lab; damaged markers fail with the reason" {
+@test "make check LAB=03 --student: one lab, the student's name in the reports" {
     kit_copy "$BATS_TEST_TMPDIR/kit"
     submission "$BATS_TEST_TMPDIR/kit" skeleton
-    sed -i '/KIT STUDENT REGION END: TODO(1)/d' "$BATS_TEST_TMPDIR/kit/labs/03-divergence/divergence.cu"
-    run make -s -C "$BATS_TEST_TMPDIR/kit" check LAB=03
-    assert_failure 2
-    assert_line --regexp "^03-divergence +FAIL +0/20 +the markers of student region TODO\(1\) are missing or damaged"
+    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" --student "Ana Lima" --student-id s123 \
+        --report "$BATS_TEST_TMPDIR/r" 03
     refute_line --regexp "^01-coalescing"
+    assert_output --partial "Student: Ana Lima (ID s123)"
     assert_output --partial "LAB=03"
+    [ "$(csv_field_of "$BATS_TEST_TMPDIR/r/grades.csv" '"03-divergence"' 1)" = "Ana Lima" ]
+    [ "$(csv_field_of "$BATS_TEST_TMPDIR/r/grades.csv" '"03-divergence"' 2)" = s123 ]
 }
 
 # bats test_tags=gpu
@@ -242,23 +370,32 @@ EOF
     kit_copy "$BATS_TEST_TMPDIR/kit"
     submission "$BATS_TEST_TMPDIR/kit" skeleton
     run make -s -C "$BATS_TEST_TMPDIR/kit" check
-    assert_failure 2
+    assert_failure 1
+    # Each says why; nearly all "wrong result at OPTIONS".
     for lab in $LABS; do
-        assert_line --regexp "^$lab +FAIL +0/20 +wrong result at --"
+        assert_line --regexp "^$lab +FAIL +0/20 +[a-z]"
     done
-    assert_output --partial "Total 0 of 100 points: 0 passed, 5 failed, 0 skipped"
-    refute_output --partial "Notes"
+    assert_line --regexp "^01-coalescing +FAIL +0/20 +wrong result at --"
+    assert_output --partial "Total 0 of $((NLABS * 20)) points: 0 passed, $NLABS failed, 0 skipped"
 }
 
 # bats test_tags=gpu
-@test "make check SANITIZE=1 on a GPU: compute-sanitizer catches a read one past the end" {
+@test "make check SANITIZE=1 on a GPU: the references get full marks; a read past the end is named" {
     require_gpu
     command -v compute-sanitizer >/dev/null || skip "compute-sanitizer not found (it comes with the CUDA toolkit)"
     kit_copy "$BATS_TEST_TMPDIR/kit"
+    submission "$BATS_TEST_TMPDIR/kit" reference
+    run make -s -C "$BATS_TEST_TMPDIR/kit" check SANITIZE=1
+    echo "$output" >"$KIT_BUILD/check-references-sanitize.txt"
+    assert_success
+    for lab in $LABS; do
+        assert_line --regexp "^$lab +PASS +20/20 "
+    done
+    rm -rf "$BATS_TEST_TMPDIR/kit/labs"
     submission "$BATS_TEST_TMPDIR/kit" off-by-one
     run make -s -C "$BATS_TEST_TMPDIR/kit" check LAB=01 SANITIZE=1
-    assert_failure 2
-    assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer\): Invalid __global__ read"
+    assert_failure 1
+    assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer\)"
     assert_output --partial "SANITIZE=1"
 }
 

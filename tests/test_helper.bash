@@ -203,11 +203,6 @@ run_reference_once() {
     mapfile -t lines <<<"$output"
 }
 
-# A source file with its student regions cut out, and the text of region
-# TODO(k): the grader's own functions (common/grade/grade.sh).
-outside_student_regions() { (grade_lib && outside_regions "$1"); }
-student_region() { (grade_lib && region_text "$1" "$2"); }
-
 # code_lines: the lines on stdin that hold code (not blank, not only a comment).
 code_lines() {
     grep -vE '^[[:space:]]*$|^[[:space:]]*(/\*.*\*/|//.*)[[:space:]]*$' | grep -cvE '^[[:space:]]*[{}][[:space:]]*$'
@@ -237,27 +232,6 @@ assert_student_file() {
     done
 }
 
-# assert_student_regions LAB N: the skeleton and the reference of LAB are
-# the same file outside their student regions, both have regions TODO(1)
-# to TODO(N), and in the skeleton each region is still undone (differs).
-assert_student_regions() {
-    local lab=$1 want=$2 name=${1#*-} k
-    local skeleton="$KIT_ROOT/labs/$lab/$name.cu" reference="$KIT_ROOT/solutions/$lab/$name.cu"
-    run diff <(outside_student_regions "$skeleton") <(outside_student_regions "$reference")
-    assert_success
-    for file in "$skeleton" "$reference"; do
-        run grep -c "KIT STUDENT REGION BEGIN: TODO([0-9])" "$file"
-        assert_output "$want"
-        run grep -c "KIT STUDENT REGION END: TODO([0-9])" "$file"
-        assert_output "$want"
-    done
-    for ((k = 1; k <= want; k++)); do
-        [ -n "$(student_region "$skeleton" "$k")" ] || fail "$lab: no region TODO($k)"
-        [ "$(student_region "$skeleton" "$k")" != "$(student_region "$reference" "$k")" ] ||
-            fail "$lab: TODO($k) is already done in the skeleton"
-    done
-}
-
 # ---------------------------------------------------------------------------
 # Grading
 # ---------------------------------------------------------------------------
@@ -270,10 +244,10 @@ kit_copy() {
 }
 
 # submission DIR WHAT...: fills DIR/labs/ with WHAT: "skeleton" (the kit's
-# labs), "reference" (the solutions, LAB= to take one lab only) or the name
-# of a fixture in tests/fixtures/.
+# labs), "reference" (the solutions; reference=LAB: one lab only) or the
+# name of a grading fixture, tests/fixtures/grade/NAME.sed (its lab only).
 submission() {
-    local dir=$1 what
+    local dir=$1 what lab base
     shift
     mkdir -p "$dir/labs"
     for what in "$@"; do
@@ -283,15 +257,52 @@ submission() {
         reference=*)
             mkdir -p "$dir/labs/${what#*=}"
             cp "$KIT_ROOT/solutions/${what#*=}/"*.cu "$dir/labs/${what#*=}/" ;;
-        *) bash "$KIT_ROOT/tests/fixtures/build.sh" "$what" "$dir" ;;
+        *)
+            lab=$(fixture_field "$what" lab)
+            base=$(fixture_field "$what" base)
+            [ -n "$lab" ] || { echo "no fixture $what" >&2; return 1; }
+            mkdir -p "$dir/labs/$lab"
+            sed -f "$KIT_ROOT/tests/fixtures/grade/$what.sed" \
+                "$KIT_ROOT/$([ "$base" = skeleton ] && echo labs || echo solutions)/$lab/${lab#*-}.cu" \
+                >"$dir/labs/$lab/${lab#*-}.cu" ;;
         esac
     done
 }
 
-# The grade.sh functions, for unit tests.
+# fixture_field NAME KEY: a field of a grading fixture's header (lab,
+# expect, decided, base).
+fixture_field() {
+    sed -n "s/^# $2: //p" "$KIT_ROOT/tests/fixtures/grade/$1.sed" 2>/dev/null | head -n 1
+}
+
+# fixtures [cpu|gpu]: the grading fixtures' names (those decided there).
+fixtures() {
+    local f
+    for f in "$KIT_ROOT"/tests/fixtures/grade/*.sed; do
+        f=$(basename "$f" .sed)
+        [ -z "${1:-}" ] || [ "$(fixture_field "$f" decided)" = "$1" ] && echo "$f"
+    done
+}
+
+# sandbox_works: bubblewrap is installed and can start here (user
+# namespaces allowed); sets sandbox_opt to () or (--no-sandbox) for the
+# class grader, and no_sandbox_why.
+sandbox_works() {
+    sandbox_opt=() no_sandbox_why=""
+    if ! command -v bwrap >/dev/null 2>&1; then
+        no_sandbox_why="bubblewrap is not installed (tests/setup-tools.sh installs it)"
+    elif ! bwrap --unshare-all --unshare-user --die-with-parent --ro-bind / / --dev /dev --proc /proc true 2>/dev/null; then
+        no_sandbox_why="bubblewrap cannot start here (user namespaces disabled?)"
+    fi
+    [ -z "$no_sandbox_why" ] && return 0
+    sandbox_opt=(--no-sandbox)
+    return 1
+}
+
+# The grader's functions (common/grade/lib.sh), for unit tests.
 grade_lib() {
     # shellcheck source=/dev/null
-    KIT_GRADE_LIB=1 source "$KIT_ROOT/common/grade/grade.sh"
+    source "$KIT_ROOT/common/grade/lib.sh"
 }
 
 # csv_column FILE ROW_MATCH COLUMN: a field of the first row of a CSV (all

@@ -1,0 +1,705 @@
+# lib.sh - the grader's parts, sourced by grade.sh, grade-class.sh and the
+# kit's tests. Nothing here runs on its own.
+#
+#   settings        grading.conf, the lab list, drawn options
+#   rules           what the student's text may hold (rules.awk)
+#   objects         what the compiler made of it (symbols, initialisers, PTX)
+#   sandbox         bubblewrap around every build and run of student code
+#   runs            a program's verdict from the harness's result channel
+#   locks           one grading per GPU, across users
+#   reports         text, CSV, TAP, JUnit, Gradescope and Classroom JSON
+#
+# shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154 # a library: it sets and reads its callers' globals
+
+kit_grade_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+
+# ===========================================================================
+# Settings
+# ===========================================================================
+
+declare -gA conf=()
+
+# Keys whose lines add up (in a section, and a lab's to [all]'s).
+conf_list_keys=" forbidden kit-names allow-symbols allow-symbols-counted allow-device-symbols hide "
+
+# conf_load FILE: reads grading.conf into conf[section.key].
+conf_load() {
+    local file=$1 line section=all key value
+    [ -r "$file" ] || { echo "cannot read $file" >&2; return 1; }
+    while IFS= read -r line || [ -n "$line" ]; do
+        line=${line%%#*}
+        [[ $line =~ ^[[:space:]]*$ ]] && continue
+        if [[ $line =~ ^[[:space:]]*\[([A-Za-z0-9_-]+)\][[:space:]]*$ ]]; then
+            section=${BASH_REMATCH[1]}
+        elif [[ $line =~ ^[[:space:]]*([a-z0-9-]+)[[:space:]]*=[[:space:]]*(.*)$ ]]; then
+            key=${BASH_REMATCH[1]}
+            value=${BASH_REMATCH[2]%"${BASH_REMATCH[2]##*[![:space:]]}"}
+            if [[ $conf_list_keys == *" $key "* ]] && [ -n "${conf[$section.$key]:-}" ]; then
+                conf[$section.$key]+=" $value"
+            else
+                conf[$section.$key]=$value
+            fi
+        else
+            echo "$file: cannot read this line: $line" >&2
+            return 1
+        fi
+    done <"$file"
+}
+
+# conf_get LAB KEY: the lab's value, else [all]'s, else empty. For a list
+# key, [all]'s and the lab's together.
+conf_get() {
+    if [[ $conf_list_keys == *" $2 "* ]]; then
+        printf '%s' "${conf[all.$2]:-}${conf[$1.$2]:+ ${conf[$1.$2]}}"
+    elif [ -n "${conf[$1.$2]+set}" ]; then
+        printf '%s' "${conf[$1.$2]}"
+    else
+        printf '%s' "${conf[all.$2]:-}"
+    fi
+}
+
+# kit_labs KIT: the labs of common/labs.txt, one per line.
+kit_labs() { grep -v '^[[:space:]]*\(#\|$\)' "$1/common/labs.txt"; }
+
+# lab_resolve WANT LAB...: the lab WANT names (01, 01-coalescing, coalescing).
+lab_resolve() {
+    local want=$1 l found=""
+    shift
+    [[ $want =~ ^[A-Za-z0-9-]+$ ]] || return 1
+    for l in "$@"; do
+        case $l in "$want" | "$want"-* | 0"$want"-* | *-"$want") found=$l ;; esac
+    done
+    [ -n "$found" ] && printf '%s' "$found"
+}
+
+# ===========================================================================
+# Drawing sizes and seeds: a 64-bit LCG, so that a grading seed repeats them
+# ===========================================================================
+
+rng_state=1
+rng_seed() { rng_state=$1; }
+rng_next() { # REPLY: 31 random bits
+    rng_state=$((rng_state * 6364136223846793005 + 1442695040888963407))
+    REPLY=$(((rng_state >> 33) & 0x7fffffff))
+}
+rng_between() { # LO HI -> REPLY
+    rng_next
+    REPLY=$(($1 + REPLY % ($2 - $1 + 1)))
+}
+
+# expand_args TEMPLATE: sets drawn to TEMPLATE with its placeholders drawn:
+# {seed}, {size:LO:HI} (odd), {int:LO:HI}, {pow2:LO:HI}. Not for $(...):
+# the draws must advance this shell's stream.
+expand_args() {
+    local word words=() lo hi k
+    for word in $1; do
+        if [ "$word" = "{seed}" ]; then
+            rng_between 1 2147483647
+            word=$REPLY
+        elif [[ $word =~ ^\{(size|int|pow2):([0-9]+):([0-9]+)\}$ ]]; then
+            lo=${BASH_REMATCH[2]} hi=${BASH_REMATCH[3]}
+            case ${BASH_REMATCH[1]} in
+            size) rng_between "$lo" "$hi"; word=$((REPLY | 1)) ;;
+            int) rng_between "$lo" "$hi"; word=$REPLY ;;
+            pow2)
+                k=0
+                while ((1 << (k + 1) <= hi)); do k=$((k + 1)); done
+                lo=$(awk -v l="$lo" 'BEGIN { k = 0; while (2 ^ k < l) k++; print k }')
+                rng_between "$lo" "$k"
+                word=$((1 << REPLY)) ;;
+            esac
+        fi
+        words+=("$word")
+    done
+    # shellcheck disable=SC2034 # read by the callers
+    drawn="${words[*]}"
+}
+
+# ===========================================================================
+# Text for reports
+# ===========================================================================
+
+# one_line TEXT: printable ASCII on one line, at most 400 characters.
+one_line() {
+    local s=${1//[$'\t\n\r']/ }
+    s=$(LC_ALL=C tr -c '[:print:]' '?' <<<"$s" | head -c 400)
+    printf '%s' "${s%\?}"
+}
+
+# csv_row FIELD...: one CSV line, every field quoted.
+csv_row() {
+    local f sep=""
+    for f in "$@"; do
+        printf '%s"%s"' "$sep" "${f//\"/\"\"}"
+        sep=,
+    done
+    printf '\n'
+}
+
+# json_str TEXT: TEXT as a JSON string (TEXT is printable ASCII: one_line).
+json_str() {
+    local s=${1//\\/\\\\}
+    s=${s//\"/\\\"}
+    printf '"%s"' "$s"
+}
+
+# xml_str TEXT: TEXT for an XML attribute or element.
+xml_str() {
+    local s=${1//&/&amp;}
+    s=${s//</&lt;}
+    s=${s//>/&gt;}
+    s=${s//\"/&quot;}
+    printf '%s' "${s//\'/&apos;}"
+}
+
+# ===========================================================================
+# Rules on the text
+# ===========================================================================
+
+# source_check FILE LAB: sets rule_line and rule_reason to the first rule
+# the file breaks (rule_reason empty when it keeps them all). Bounded: a
+# file larger than source-limit bytes is refused unread.
+source_check() {
+    local file=$1 lab=$2 size limit out rc
+    rule_line="" rule_reason=""
+    limit=$(conf_get "$lab" source-limit)
+    size=$(stat -c %s -- "$file")
+    if [ "$size" -gt "${limit:-262144}" ]; then
+        rule_reason="is $size bytes; a lab file may be at most ${limit:-262144}"
+        return
+    fi
+    if [ "$(LC_ALL=C tr -d '\000' <"$file" | wc -c)" != "$size" ]; then
+        rule_reason="holds NUL bytes: it is not a text file"
+        return
+    fi
+    if [ "$size" -gt 0 ] && [ "$(tail -c 1 -- "$file" | od -An -tx1 | tr -d ' ')" = 0d ]; then
+        rule_line=$(($(wc -l <"$file") + 1))
+        rule_reason="a bare carriage return (CR without LF) inside a line: save the file with plain line ends"
+        return
+    fi
+    out=$(LC_ALL=C timeout 60 awk -v forbidden="$(conf_get "$lab" forbidden)" \
+        -v kit_names="$(conf_get "$lab" kit-names)" -f "$kit_grade_dir/rules.awk" "$file") && rc=0 || rc=$?
+    if [ "$rc" = 1 ] && [[ $out == *$'\t'* ]]; then
+        rule_line=${out%%$'\t'*} rule_reason=${out#*$'\t'}
+    elif [ "$rc" != 0 ]; then
+        rule_reason="could not be read by the rule check (status $rc)"
+    fi
+}
+
+# ===========================================================================
+# What the compiler made of it
+# ===========================================================================
+
+# demangle NAME: NAME as people read it.
+demangle() {
+    local d
+    d=$(c++filt -- "$1" 2>/dev/null) || d=$1
+    printf '%s' "$(one_line "${d:-$1}")"
+}
+
+# object_check OBJ BUILD LAB KEEPDIR SRC: sets obj_reason to what the object
+# OBJ of the student's file SRC (BUILD: timed or counted; KEEPDIR: nvcc's
+# intermediate files) holds that a lab file may not; empty when nothing.
+#   - code that runs before main: initialisers other than the CUDA
+#     runtime's own registration (__sti____cudaRegisterAll);
+#   - names defined outside the file's own namespace (kit_timed or
+#     kit_counted): an interposed function of the runtime or the C library;
+#   - host functions it calls that the lab does not allow (allow-symbols);
+#   - inline assembly in the student's code, and device functions it calls
+#     that the lab does not allow (the PTX: allow-device-symbols).
+obj_reason=""
+object_check() {
+    local obj=$1 build=$2 lab=$3 keep=$4 src=$5
+    local sections symbols relocs bad allow ptx name
+    obj_reason=""
+    sections=$(readelf -SW -- "$obj" 2>/dev/null) || { obj_reason="the compiler's object cannot be read"; return; }
+    symbols=$(readelf -sW -- "$obj" 2>/dev/null)
+    relocs=$(readelf -rW -- "$obj" 2>/dev/null)
+
+    # Initialisers: sections that run code at start or exit, and each entry
+    # of .init_array resolved to its function.
+    sections=$(sed -n 's/^ *\[ *\([0-9][0-9]*\)\] \([^ ]*\).*/\1 \2/p' <<<"$sections")
+    bad=$(awk '{ print $2 }' <<<"$sections" | grep -m1 -xE '\.(ctors|dtors|preinit_array|fini_array|init|fini)(\..*)?' || true)
+    if [ -n "$bad" ]; then
+        obj_reason="runs code before or after main (its object has a $bad section): a lab file may not"
+        return
+    fi
+    bad=$(awk -v secs="$sections" -v syms="$symbols" '
+        function hex(h,    v, i) {
+            v = 0; h = tolower(h)
+            for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+            return v
+        }
+        BEGIN {
+            n = split(secs, L, "\n")
+            for (i = 1; i <= n; i++) { split(L[i], f, " "); secidx[f[2]] = f[1] }
+            n = split(syms, L, "\n")
+            for (i = 1; i <= n; i++) {
+                split(L[i], f, " ")
+                if (f[4] == "FUNC") func_at[f[7], hex(f[2])] = f[8]
+            }
+        }
+        /^Relocation section/ { inside = ($3 ~ /init_array/); next }
+        inside && $1 ~ /^[0-9a-f]+$/ && NF >= 5 {
+            sym = $5; add = ($(NF - 1) == "+" ? $NF : 0)
+            name = sym ~ /^\./ ? func_at[secidx[sym], hex(add)] : sym
+            if (name !~ /__sti____cudaRegisterAll/) { print (name == "" ? sym "+" add : name); exit }
+        }' <<<"$relocs")
+    if [ -n "$bad" ]; then
+        case $bad in
+        _GLOBAL__sub_I*) bad="a global or static object initialised by code: a constructor, a lambda or a call" ;;
+        *) bad=$(demangle "$bad") ;;
+        esac
+        obj_reason="runs code before main ($bad), which a lab file may not; set things up in the functions the harness calls"
+        return
+    fi
+
+    # Names it defines: only its own, in its namespace, and what the kit's
+    # wrapper (student.cu) and the compiler add.
+    bad=$(nm -P -- "$obj" 2>/dev/null | awk '
+        $2 ~ /^[A-Z]$/ && $2 != "U" || $2 ~ /^[uvwi]$/ && $2 != "w" && $2 != "v" {
+            n = $1
+            if (n ~ /^_Z[A-Z]*N[K]?(9kit_timed|11kit_counted)/) next
+            if (n ~ /^_Z[A-Z]*N[K]?[0-9]+kit_/ || n ~ /^_Z[0-9]+kit_/ || n ~ /^kit_/) next
+            if (n ~ /^_Z[0-9]+__device_stub__Z[A-Z]*N(9kit_timed|11kit_counted)/) next
+            if (n ~ /^kit_(student|kernels)_(timed|counted)$/ || n == "kit_program" || n == "DW.ref.__gxx_personality_v0") next
+            print n; exit
+        }')
+    if [ -n "$bad" ]; then
+        obj_reason="defines '$(demangle "$bad")' outside its own code: a lab file may define only its own functions and data"
+        return
+    fi
+
+    # Host functions it calls.
+    allow=" $(conf_get "$lab" allow-symbols) "
+    [ "$build" != counted ] || allow+="$(conf_get "$lab" allow-symbols-counted) "
+    while read -r name; do
+        # The kit's own functions (a lab's contract), which text rules keep
+        # the file from naming unless kit-names lists them.
+        [[ $name =~ ^(_Z[0-9]+)?kit_ ]] && continue
+        if [[ $allow != *" $name "* ]]; then
+            obj_reason="calls '$(demangle "$name")', which lab $lab does not allow (grading.conf: allow-symbols)"
+            return
+        fi
+    done < <(nm -P -u -- "$obj" 2>/dev/null | awk '{ print $1 }')
+
+    # Device code: inline assembly where the student's file is the source
+    # line, and the device functions it calls.
+    allow=" $(conf_get "$lab" allow-device-symbols) "
+    for ptx in "$keep"/*.ptx; do
+        [ -f "$ptx" ] || { obj_reason="the compiler left no PTX to check (nvcc --keep)"; return; }
+        bad=$(awk -v src="$src" '
+            function norm(p) { while (sub(/\/\.\//, "/", p)) ; while (sub(/\/\/+/, "/", p)) ; return p }
+            /^[ \t]*\.file[ \t]/ {
+                f = $0; sub(/^[^"]*"/, "", f); sub(/".*/, "", f)
+                if (norm(f) == norm(src)) mine[$2] = 1
+                next
+            }
+            /^[ \t]*\.loc[ \t]/ { file = $2; line = $3; sub(/,$/, "", line); next }
+            /\/\/ begin inline asm/ { if (file in mine) { print "asm\t" line; exit } next }
+            /^[ \t]*\.extern[ \t]+\.func/ {
+                s = $0; sub(/^[ \t]*\.extern[ \t]+\.func[ \t]*/, "", s)
+                if (s ~ /^\(/) sub(/^\([^)]*\)[ \t]*/, "", s)
+                match(s, /^[A-Za-z_$][A-Za-z0-9_$]*/)
+                print "extern\t" substr(s, RSTART, RLENGTH)
+            }' "$ptx" | while IFS=$'\t' read -r kind what; do
+                if [ "$kind" = asm ]; then
+                    echo "holds inline assembly (asm in the PTX of its line $what): a lab file may not"
+                    break
+                elif [[ $allow != *" $what "* ]]; then
+                    echo "calls the device function '$what', which lab $lab does not allow (grading.conf: allow-device-symbols)"
+                    break
+                fi
+            done)
+        if [ -n "$bad" ]; then
+            obj_reason=$bad
+            return
+        fi
+    done
+}
+
+# ===========================================================================
+# The sandbox
+# ===========================================================================
+
+# sandbox_setup KIT REF_BUILD WORK_ROOT MODE HIDE...: decides how student
+# code is isolated; MODE is auto (bubblewrap where it works, else none),
+# require (bubblewrap or fail) or none. Sets sandbox (bwrap or none),
+# sandbox_note (one line for the reports), sandbox_why (why none), and the
+# mounts every sandbox shares. Returns 1 when MODE is require and there is
+# no sandbox. HIDE: more paths no student code may see (reports, other
+# submissions).
+sb_extra=()
+# KIT_BWRAP: another bubblewrap (the tests name a missing one).
+kit_bwrap=${KIT_BWRAP:-bwrap}
+sandbox_setup() {
+    local kit=$1 ref=$2 work=$3 mode=$4 p
+    shift 4
+    sandbox=none sandbox_why="" sandbox_prefix=() sandbox_user="" sb_base=()
+    sandbox_kit=$kit sandbox_ref=$ref
+    local hides=(/tmp "$work" "$@") ancestors=() others=()
+    [ -z "${HOME:-}" ] || [ "$HOME" = / ] || hides+=("$HOME")
+    local extra
+    local env_hide=${KIT_SANDBOX_HIDE:-}
+    for extra in $(conf_get all hide) ${env_hide//:/ }; do hides+=("$extra"); done
+    for p in "${hides[@]}"; do
+        [ -e "$p" ] || continue
+        p=$(cd "$p" 2>/dev/null && pwd -P) || continue
+        case "$kit/" in "$p"/*) ancestors+=("$p") ;; *) others+=("$p") ;; esac
+    done
+    # The kit's own secrets: the references and their programs, the tests.
+    for p in "$kit/solutions" "$kit/tests" "$ref"; do
+        [ -e "$p" ] && others+=("$p")
+    done
+    sb_base=(--unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL)
+    # No user namespaces inside (bubblewrap 0.8 and later).
+    if "$kit_bwrap" --help 2>&1 | grep -q -- --disable-userns; then sb_base+=(--disable-userns); fi
+    sb_base+=(--ro-bind / / --dev /dev --proc /proc --tmpfs /dev/shm)
+    for p in "${ancestors[@]}"; do sb_base+=(--tmpfs "$p"); done
+    sb_base+=(--ro-bind "$kit" "$kit")
+    for p in "${others[@]}"; do sb_base+=(--tmpfs "$p"); done
+    for p in "$ref/harness" "$ref/bin"; do
+        [ -d "$p" ] && sb_base+=(--ro-bind "$p" "$p")
+    done
+    sb_base+=(--clearenv --setenv PATH "$PATH" --setenv HOME /tmp --setenv TMPDIR /tmp --setenv LC_ALL C)
+    [ -z "${CUDA_VISIBLE_DEVICES+set}" ] || sb_base+=(--setenv CUDA_VISIBLE_DEVICES "$CUDA_VISIBLE_DEVICES")
+
+    if [ "$mode" = none ]; then
+        sandbox_why="turned off (--no-sandbox)"
+    elif ! command -v "$kit_bwrap" >/dev/null 2>&1; then
+        sandbox_why="bubblewrap (bwrap) is not installed"
+    else
+        # As root, student code runs as an unprivileged user, so that the
+        # process limit holds; where that user cannot read the kit, as root
+        # without capabilities.
+        if [ "$(id -u)" = 0 ] && [ "${KIT_SANDBOX_USER:-65534}" != root ]; then
+            if command -v setpriv >/dev/null 2>&1; then
+                sandbox_prefix=(setpriv --reuid="${KIT_SANDBOX_USER:-65534}" --regid="${KIT_SANDBOX_USER:-65534}" --clear-groups)
+                sandbox_user=${KIT_SANDBOX_USER:-65534}
+                if ! sandbox_probe "$kit"; then
+                    sandbox_prefix=() sandbox_user=""
+                fi
+            fi
+        fi
+        if sandbox_probe "$kit"; then
+            sandbox=bwrap
+        else
+            sandbox_why="bubblewrap cannot start here: $(one_line "$(head -n 1 "$work/.probe" 2>/dev/null)") (are user namespaces disabled?)"
+        fi
+    fi
+    if [ "$sandbox" = bwrap ]; then
+        sandbox_note="bubblewrap $("$kit_bwrap" --version 2>/dev/null | awk '{ print $NF }'): no network, private /tmp, the kit read-only, references, reports and other submissions hidden, PID namespace (nothing outlives a run), as $(if [ -n "$sandbox_user" ]; then echo "uid $sandbox_user"; elif [ "$(id -u)" = 0 ]; then echo "root without capabilities (uid 65534 cannot read the kit: no process limit)"; else id -un; fi)"
+    else
+        sandbox_note="none: $sandbox_why; student code ran with the grader's own permissions"
+    fi
+    [ "$mode" != require ] || [ "$sandbox" = bwrap ]
+}
+
+# sandbox_probe KIT: 0 when a sandbox starts, sees the kit and the compiler.
+sandbox_probe() {
+    local nvcc
+    nvcc=$(command -v "${KIT_NVCC:-nvcc}" 2>/dev/null || echo /bin/true)
+    # shellcheck disable=SC2016 # expanded by the sandbox's shell
+    "${sandbox_prefix[@]}" timeout 60 "$kit_bwrap" "${sb_base[@]}" --chdir / -- /bin/sh -c \
+        'test -r "$1/Makefile" && test -r "$1/common/grade/sandbox-exec.sh" && test -x "$2"' sh "$1" "$nvcc" \
+        >"$sandbox_probe_log" 2>&1
+}
+sandbox_probe_log=/dev/null
+
+# sandboxed WALL_S CPU_S MEM_MIB FILE_KIB GPU KEEP_FD RW_DIR CHDIR -- CMD...:
+# runs CMD in the sandbox (or, without one, directly), with RW_DIR the only
+# place it may write (besides its private /tmp), sb_extra more bwrap mounts
+# (read-only binds of what it needs), GPU (0 or 1) the GPU's
+# device nodes, KEEP_FD ('-' for none) the one descriptor it keeps and the
+# limits; its stdin is /dev/null, stdout and stderr are the caller's. Sets
+# run_rc: 124 when it ran out of time.
+sandboxed() {
+    local wall=$1 cpu=$2 mem=$3 fsize=$4 gpu=$5 keep=$6 rw=$7 dir=$8 procs sb dev
+    shift 9
+    procs=$(conf_get all process-limit)
+    procs=${procs:-256}
+    if [ "$procs" != 0 ] && [ "$(id -u)" != 0 ]; then
+        # RLIMIT_NPROC counts the user's processes (per user namespace on
+        # newer kernels, system-wide on older ones): allow this many more.
+        procs=$(($(ps -L -U "$(id -u)" --no-headers 2>/dev/null | wc -l) + procs))
+    fi
+    run_rc=0
+    if [ "$sandbox" = bwrap ]; then
+        sb=("${sb_base[@]}")
+        if [ "$gpu" = 1 ]; then
+            for dev in /dev/nvidia*; do
+                [ -e "$dev" ] && sb+=(--dev-bind "$dev" "$dev")
+            done
+        fi
+        sb+=("${sb_extra[@]}" --bind "$rw" "$rw" --chdir "$dir")
+        [ -z "${KIT_RESULT_TOKEN:-}" ] || sb+=(--setenv KIT_RESULT_FD "$keep" --setenv KIT_RESULT_TOKEN "$KIT_RESULT_TOKEN")
+        "${sandbox_prefix[@]}" timeout -k 5 "$wall" "$kit_bwrap" "${sb[@]}" -- \
+            bash "$sandbox_kit/common/grade/sandbox-exec.sh" "$cpu" "$mem" "$fsize" "$procs" "$keep" -- "$@" \
+            </dev/null || run_rc=$?
+    else
+        (
+            cd "$dir" || exit 125
+            if [ -n "${KIT_RESULT_TOKEN:-}" ]; then
+                export KIT_RESULT_FD=$keep KIT_RESULT_TOKEN
+            fi
+            exec timeout -k 5 "$wall" bash "$kit_grade_dir/sandbox-exec.sh" "$cpu" "$mem" "$fsize" 0 "$keep" -- "$@"
+        ) </dev/null || run_rc=$?
+    fi
+}
+
+# sandbox_own DIR...: lets the sandbox's user write in DIR (as root).
+sandbox_own() {
+    [ -z "$sandbox_user" ] || chown -R "$sandbox_user:$sandbox_user" "$@"
+}
+
+# ===========================================================================
+# Runs and their verdict
+# ===========================================================================
+
+# The harness's result channel (common/lib/kit_report.h): the program's
+# key: value lines, then result: PASS|FAIL and result-token: TOKEN, written
+# to a descriptor the grader opened before the program started. Student code
+# cannot write it (no write, fprintf or dup in a lab file), and the grader
+# never reads the program's stdout for the grade.
+declare -gA chan=()
+
+# read_channel FILE: loads chan[] from a result file; sets chan_state to
+# complete (the harness finished, with the token), partial or empty, or
+# forged (a key twice, a token that is not this run's).
+read_channel() {
+    local file=$1 line key value n=0
+    chan=() chan_state=empty
+    [ -s "$file" ] || return 0
+    chan_state=partial
+    while IFS= read -r line; do
+        n=$((n + 1))
+        [ "$n" -le 20000 ] || break
+        [[ $line =~ ^([a-z0-9-]+):\ (.*)$ ]] || { chan_state=forged; return 0; }
+        key=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
+        if [ "$key" = result-token ]; then
+            if [ "$value" = "$KIT_RESULT_TOKEN" ] && [ -n "${chan[result]:-}" ]; then
+                chan_state=complete
+            else
+                chan_state=forged
+            fi
+            return 0
+        fi
+        if [ -n "${chan[$key]+set}" ]; then
+            chan_state=forged
+            return 0
+        fi
+        chan[$key]=$value
+    done < <(head -c 1048576 "$file")
+}
+
+# judge RC RUNDIR LIMIT_S CAP_KIB LAB SEED: the verdict of a finished run,
+# from its exit status and the harness's channel; what went wrong (what)
+# and the kit's own first words about it (detail). stdout is never read.
+judge() {
+    local rc=$1 dir=$2 limit=$3 cap=$4 lab=$5 seed=$6
+    verdict=FAIL what="" detail=""
+    detail=$(grep -v -m1 ': note: ' "$dir/err" 2>/dev/null | sed -E 's/^[a-z0-9_-]+: //')
+    detail=$(one_line "${detail:0:300}")
+    read_channel "$dir/result"
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        what="timed out after ${limit} s" detail=""
+    elif [ "$rc" = 153 ] || [ "$(stat -c %s "$dir/out")" -ge $((cap * 1024)) ] ||
+        [ "$(stat -c %s "$dir/err")" -ge $((cap * 1024)) ]; then
+        what="floods its output (more than $cap KiB)" detail=""
+    elif [ "$rc" -gt 128 ]; then
+        what="crashed (signal SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))))"
+    elif [ "$chan_state" = forged ]; then
+        what="the kit's result channel holds lines the harness did not write"
+    elif grep -qE 'cudaError(IllegalAddress|InvalidAddressSpace)' "$dir/err"; then
+        what="out-of-bounds memory access"
+    elif grep -qE 'cudaError(LaunchFailure|IllegalInstruction|Assert|MisalignedAddress|HardwareStackError|LaunchTimeout|InvalidPc)' "$dir/err"; then
+        what="crashed in a kernel"
+    elif [ "$chan_state" = complete ]; then
+        if [ "${chan[result]}" = PASS ] && [ "$rc" = 0 ]; then
+            if [ "${chan[lab]:-}" != "$lab" ]; then
+                what="the harness reported lab '$(one_line "${chan[lab]:-}")', not $lab"
+            elif [ -n "$seed" ] && [ "${chan[seed]:-}" != "$seed" ]; then
+                what="did not run with the seed it was given ($seed)"
+            else
+                verdict=PASS detail=""
+            fi
+        elif [ "${chan[result]}" = PASS ]; then
+            what="exited with status $rc after the harness's PASS"
+        else
+            what="wrong result"
+            [ -n "$detail" ] || detail="the harness's checks failed"
+        fi
+    elif [ "$rc" = 2 ]; then
+        what="stopped, saying it cannot run here, on a GPU where the kit's own programs run"
+    elif [ "$rc" = 64 ]; then
+        what="refused the grader's options (exit status 64)"
+    elif [ "$rc" = 0 ]; then
+        what="exited before the harness gave its verdict"
+    else
+        what="stopped with exit status $rc before the harness gave its verdict"
+    fi
+}
+
+# reason_at WHERE: the reason of the last judged run, saying where.
+reason_at() {
+    reason="$what${1:+ $1}${detail:+: $detail}"
+}
+
+# median: the median of the numbers on stdin.
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# speed_points RATIO POINTS SHARE FULL ZERO: the points of a correct lab
+# whose time is RATIO times the reference's. Within FULL: all; then the
+# speed SHARE of the points falls with log(ratio) to nothing at ZERO; the
+# rest stays. Rounded to tenths.
+speed_points() {
+    awk -v r="$1" -v p="$2" -v s="$3" -v f="$4" -v z="$5" 'BEGIN {
+        if (r <= f) x = 1; else if (r >= z) x = 0; else x = 1 - log(r / f) / log(z / f)
+        printf "%.1f", p * (1 - s) + p * s * x }' | sed 's/\.0$//'
+}
+
+# ===========================================================================
+# GPU locks: one grading per GPU on this machine, whoever runs it
+# ===========================================================================
+
+# gpu_lock KEY WAIT_S: waits for the GPU's lock and holds it (gpu_lock_fd).
+# The locks live in a shared, sticky folder (KIT_LOCK_DIR, default
+# /tmp/kit-gpu-locks) where every user may create one; a lock is a flock on
+# a file, so it goes with its holder, whatever way the holder ends.
+# Sets gpu_lock_note; returns 1 if the wait ran out.
+gpu_lock_fd=""
+gpu_lock() {
+    local key dir file
+    key=$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' _)
+    dir=${KIT_LOCK_DIR:-/tmp/kit-gpu-locks}
+    gpu_lock_note=""
+    if [ ! -d "$dir" ] && ! mkdir -m 1777 "$dir" 2>/dev/null && [ ! -d "$dir" ]; then
+        dir=""
+    fi
+    if [ -n "$dir" ] && { [ -L "$dir" ] || ! [ -k "$dir" ] || ! [ -w "$dir" ]; }; then
+        [ ! -O "$dir" ] || chmod 1777 "$dir" 2>/dev/null
+        if [ -L "$dir" ] || ! [ -k "$dir" ] || ! [ -w "$dir" ]; then
+            gpu_lock_note="$dir is not a shared sticky folder: GPU locks held for this user only"
+            dir=""
+        fi
+    fi
+    if [ -z "$dir" ]; then
+        dir="${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/kit-gpu-locks-$(id -u)"
+        { mkdir -p "$dir" && chmod 700 "$dir"; } || return 1
+    fi
+    file="$dir/gpu-$key.lock"
+    if [ -L "$file" ]; then
+        gpu_lock_note="$file is a symbolic link: not used"
+        return 1
+    fi
+    [ -e "$file" ] || (umask 022 && : >>"$file") 2>/dev/null
+    exec {gpu_lock_fd}<"$file" || return 1
+    if ! flock -w "$2" "$gpu_lock_fd"; then
+        exec {gpu_lock_fd}<&-
+        gpu_lock_fd=""
+        return 1
+    fi
+}
+
+gpu_unlock() {
+    [ -n "$gpu_lock_fd" ] || return 0
+    flock -u "$gpu_lock_fd"
+    exec {gpu_lock_fd}<&-
+    gpu_lock_fd=""
+}
+
+# ===========================================================================
+# Reports, written by the grader (never inside a sandbox)
+# ===========================================================================
+# The caller sets lab_v[LAB] (PASS, FAIL, SKIP), lab_p (points, empty for a
+# SKIP), lab_r (the reason), lab_x (time against the reference), and
+# student_name, student_id, grading_seed, report_header (lines),
+# report_again, report_gpu, report_isolation.
+
+# report_totals LAB...: sets total, total_max, n_pass, n_fail, n_skip.
+report_totals() {
+    local lab
+    total=0 total_max=0 n_pass=0 n_fail=0 n_skip=0
+    for lab in "$@"; do
+        total_max=$((total_max + $(conf_get "$lab" points)))
+        total=$(awk -v a="$total" -v b="${lab_p[$lab]:-0}" 'BEGIN { printf "%g", a + b }')
+        case ${lab_v[$lab]} in PASS) n_pass=$((n_pass + 1)) ;; FAIL) n_fail=$((n_fail + 1)) ;; *) n_skip=$((n_skip + 1)) ;; esac
+    done
+}
+
+# reports_screen LAB...: the table for people, on stdout.
+reports_screen() {
+    local lab line
+    report_totals "$@"
+    for line in "${report_header[@]}"; do printf '%s\n' "$line"; done
+    echo
+    printf '%-18s %-7s %7s %9s  %s\n' lab verdict points time/ref reason
+    for lab in "$@"; do
+        printf '%-18s %-7s %7s %9s  %s\n' "$lab" "${lab_v[$lab]}" "${lab_p[$lab]:--}/$(conf_get "$lab" points)" \
+            "${lab_x[$lab]:+${lab_x[$lab]}x}" "${lab_r[$lab]}"
+    done
+    echo
+    printf 'Total %s of %d points: %d passed, %d failed, %d skipped\n' "$total" "$total_max" "$n_pass" "$n_fail" "$n_skip"
+    printf '%s\n' "$report_again"
+}
+
+# reports_write DIR LAB...: report.txt, grades.csv, grades.tap, grades.xml
+# (JUnit), results.json (Gradescope) in DIR.
+reports_write() {
+    local dir=$1 lab k=0 max status out
+    shift
+    report_totals "$@"
+    { reports_screen "$@"; echo; echo "Runs"; cat "$work/log"; } >"$dir/report.txt"
+    {
+        csv_row student student_id lab verdict points max_points time_vs_reference reason grading_seed gpu isolation
+        for lab in "$@"; do
+            csv_row "$student_name" "$student_id" "$lab" "${lab_v[$lab]}" "${lab_p[$lab]:-}" "$(conf_get "$lab" points)" \
+                "${lab_x[$lab]:-}" "${lab_r[$lab]}" "$grading_seed" "$report_gpu" "$report_isolation"
+        done
+    } >"$dir/grades.csv"
+    {
+        echo "TAP version 13"
+        echo "1..$#"
+        for lab in "$@"; do
+            k=$((k + 1))
+            case ${lab_v[$lab]} in
+            PASS) echo "ok $k $lab ${lab_p[$lab]}/$(conf_get "$lab" points)" ;;
+            SKIP) echo "ok $k $lab # SKIP ${lab_r[$lab]}" ;;
+            *) echo "not ok $k $lab - ${lab_r[$lab]}" ;;
+            esac
+        done
+    } >"$dir/grades.tap"
+    {
+        echo '<?xml version="1.0" encoding="UTF-8"?>'
+        printf '<testsuites>\n<testsuite name="%s" tests="%d" failures="%d" skipped="%d" errors="0">\n' \
+            "$(xml_str "kit-grading $student_name")" "$#" "$n_fail" "$n_skip"
+        for lab in "$@"; do
+            printf '  <testcase classname="%s" name="%s">' "$(xml_str "$student_name")" "$lab"
+            case ${lab_v[$lab]} in
+            PASS) printf '<system-out>%s</system-out>' "${lab_p[$lab]}/$(conf_get "$lab" points) points" ;;
+            SKIP) printf '<skipped message="%s"/>' "$(xml_str "${lab_r[$lab]}")" ;;
+            *) printf '<failure message="%s">%s</failure>' "$(xml_str "${lab_r[$lab]}")" "$(xml_str "${lab_r[$lab]}")" ;;
+            esac
+            printf '</testcase>\n'
+        done
+        printf '</testsuite>\n</testsuites>\n'
+    } >"$dir/grades.xml"
+    {
+        printf '{\n  "score": %s,\n  "output": %s,\n  "tests": [\n' "$total" \
+            "$(json_str "$(one_line "${report_header[*]} $report_again")")"
+        k=0
+        for lab in "$@"; do
+            k=$((k + 1))
+            max=$(conf_get "$lab" points)
+            case ${lab_v[$lab]} in PASS) status=passed ;; *) status=failed ;; esac
+            out="${lab_v[$lab]}${lab_r[$lab]:+: ${lab_r[$lab]}}"
+            printf '    {"name": %s, "score": %s, "max_score": %s, "status": "%s", "output": %s}%s\n' \
+                "$(json_str "$lab")" "${lab_p[$lab]:-0}" "$max" "$status" "$(json_str "$(one_line "$out")")" \
+                "$([ "$k" = $# ] || echo ,)"
+        done
+        printf '  ]\n}\n'
+    } >"$dir/results.json"
+}
