@@ -135,6 +135,15 @@ EOF
     [ -z "$obj_reason" ] || fail "the reference: $obj_reason"
     object_check "$d/ref/counted.o" counted 01-coalescing "$d/ref/keep-counted" "$d/ref.cu"
     [ -z "$obj_reason" ] || fail "the reference's counting build: $obj_reason"
+    # A compiler that fortifies (Ubuntu's gcc does by default) calls
+    # glibc's checked twins (__fprintf_chk): the same functions.
+    mkdir -p "$d/fort"
+    make -s --no-print-directory -C "$KIT_ROOT" GRADED_LAB=01-coalescing STUDENT_SRC="$d/ref.cu" \
+        GRADED_DIR="$d/fort" NVCCFLAGS="-O3 -Xcompiler -D_FORTIFY_SOURCE=2" graded-objects >"$d/fort.log" 2>&1 ||
+        fail "$(cat "$d/fort.log")"
+    nm -u "$d/fort/counted.o" | grep -q '__[a-z]*printf_chk' || fail "no checked printf in a fortified build"
+    object_check "$d/fort/counted.o" counted 01-coalescing "$d/fort/keep-counted" "$d/ref.cu"
+    [ -z "$obj_reason" ] || fail "the reference, fortified: $obj_reason"
     # What the text rules let through, the objects show.
     { echo 'static int e = printf("early\\n");'; cat "$d/ref.cu"; } >"$d/init.cu"
     build init
@@ -370,7 +379,7 @@ EOF
     kit_copy "$BATS_TEST_TMPDIR/kit"
     submission "$BATS_TEST_TMPDIR/kit" skeleton
     run make -s -C "$BATS_TEST_TMPDIR/kit" check
-    assert_failure 1
+    assert_failure
     # Each says why; nearly all "wrong result at OPTIONS".
     for lab in $LABS; do
         assert_line --regexp "^$lab +FAIL +0/20 +[a-z]"
@@ -394,7 +403,7 @@ EOF
     rm -rf "$BATS_TEST_TMPDIR/kit/labs"
     submission "$BATS_TEST_TMPDIR/kit" off-by-one
     run make -s -C "$BATS_TEST_TMPDIR/kit" check LAB=01 SANITIZE=1
-    assert_failure 1
+    assert_failure
     assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer\)"
     assert_output --partial "SANITIZE=1"
 }
