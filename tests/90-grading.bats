@@ -186,6 +186,20 @@ EOF
     done
 }
 
+@test "graded builds name the GPU: -arch=native becomes this machine's gencodes (nvcc sees no GPU in the sandbox)" {
+    grade_lib
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    printf '#!/bin/sh\nprintf "9.0\\n8.6\\n9.0\\n12.0\\n"\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+    chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-smi"
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" run concrete_arch -arch=native
+    assert_output "-gencode arch=compute_120,code=sm_120 -gencode arch=compute_86,code=sm_86 -gencode arch=compute_90,code=sm_90"
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" run concrete_arch -arch=sm_80
+    assert_output "-arch=sm_80"
+    printf '#!/bin/sh\nexit 9\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+    PATH="$BATS_TEST_TMPDIR/bin:$PATH" run concrete_arch -arch=native
+    assert_output "-arch=native"
+}
+
 @test "points: full within the first factor, the speed share falling with log(ratio), the rest kept" {
     grade_lib
     [ "$(speed_points 0.9 20 0.5 1.25 3.0)" = 20 ]

@@ -374,6 +374,7 @@ main() {
     if [ -z "${KIT_ARCH:-}" ]; then
         KIT_ARCH=$(make -s --no-print-directory -C "$kit_top" NVCC="$KIT_NVCC" print-arch 2>/dev/null | tail -n 1)
     fi
+    KIT_ARCH=$(concrete_arch "$KIT_ARCH")
     work=$(mktemp -d "${TMPDIR:-/tmp}/kit-grade.XXXXXX") && work=$(cd "$work" && pwd -P)
     # The sandbox's user (uid 65534, as root) must reach its own folders.
     chmod 711 "$work"

@@ -1579,8 +1579,11 @@ int main(int argc, char **argv)
         snprintf(key, sizeof key, "speedup-%s", rows[i].row.key);
         kit_kv(key, "%.2f", base->t.median_ms / rows[i].row.t.median_ms);
     }
-    if (all && all->timed)
+    if (all && all->timed) { /* the graded time, with its row's checks */
         kit_kv("time-all-gpus-ms", "%.4f", all->t.median_ms);
+        kit_kv("wrong-elements-all-gpus", "%lld", all->wrong);
+        kit_kv("bad-timed-runs-all-gpus", "%d", all->t.bad_runs);
+    }
     kit_kv("speedup-all-gpus", "%.2f", speedup_all);
     if (speedup_serial > 0)
         kit_kv("speedup-all-gpus-streams-1", "%.2f", speedup_serial);
