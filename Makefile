@@ -17,6 +17,8 @@ NVCCFLAGS ?= -O3 -lineinfo
 KIT_BUILD ?= build
 BUILD := $(KIT_BUILD)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# $(call yes,$(FLAG)): FLAG=1 turns a switch on; empty, 0 or no leave it off.
+yes = $(filter-out 0 no,$(1))
 # V=1 shows every command.
 Q := $(if $(filter 1,$(V)),,@)
 
@@ -222,7 +224,7 @@ need-lab: need-nvcc
 	@$(MAKE) -s --no-print-directory $(PROGRAM)
 
 # The program of LAB: the student's copy, or the reference with REF=1.
-PROGRAM = $(BUILD)/$(if $(REF),solutions,labs)/$(lab_dir)/$(call name_of,$(lab_dir))
+PROGRAM = $(BUILD)/$(if $(call yes,$(REF)),solutions,labs)/$(lab_dir)/$(call name_of,$(lab_dir))
 # Without ARGS, sanitize and profile run the lab's small, quick case.
 QUICK_ARGS = $(or $(ARGS),$(shell bash common/tools/lab-args.sh $(lab_dir) sanitize-args))
 
@@ -272,13 +274,13 @@ comma := ,
 # LAB=01 grades one lab, LAB=01,03 several.
 check: need-nvcc
 	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
-	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(SANITIZE),--sanitize) $(if $(NO_SANDBOX),--no-sandbox) \
+	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(call yes,$(SANITIZE)),--sanitize) $(if $(call yes,$(NO_SANDBOX)),--no-sandbox) \
 		$(if $(REPORT),--report $(REPORT)) $(subst $(comma), ,$(LAB))
 
 grade-class: need-nvcc
 	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
-	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(SLURM),--slurm) $(if $(SANITIZE),--sanitize) \
-		$(if $(NO_SANDBOX),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") \
+	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(call yes,$(SLURM)),--slurm) $(if $(call yes,$(SANITIZE)),--sanitize) \
+		$(if $(call yes,$(NO_SANDBOX)),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") \
 		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
 
 query: $(BUILD)/bin/kit-query

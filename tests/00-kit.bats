@@ -179,6 +179,25 @@ CASES
     done
 }
 
+@test "kit: make's switches: =1 turns one on, =0 or none leaves it off" {
+    run make -s -C "$KIT_ROOT" --no-print-directory -n run LAB=01 REF=1 ARGS=--help
+    assert_output --partial "solutions/01-coalescing/coalescing --help"
+    for off in REF=0 REF= REF=no; do
+        run make -s -C "$KIT_ROOT" --no-print-directory -n run LAB=01 "$off" ARGS=--help
+        assert_output --partial "labs/01-coalescing/coalescing --help"
+    done
+    run make -s -C "$KIT_ROOT" --no-print-directory -n check SANITIZE=1 NO_SANDBOX=1
+    assert_output --regexp "grade.sh .*--sanitize .*--no-sandbox"
+    run make -s -C "$KIT_ROOT" --no-print-directory -n check SANITIZE=0 NO_SANDBOX=0
+    assert_output --partial "grade.sh"
+    refute_output --partial "--sanitize"
+    refute_output --partial "--no-sandbox"
+    run make -s -C "$KIT_ROOT" --no-print-directory -n grade-class SLURM=0 SANITIZE=0 SUBMISSIONS=s OUT=o
+    assert_output --partial "grade-class.sh"
+    refute_output --partial "--slurm"
+    refute_output --partial "--sanitize"
+}
+
 @test "kit: one lab list: every lab in common/labs.txt has its files" {
     local lab name
     for lab in $(kit_labs); do
