@@ -46,8 +46,10 @@ options:
   --roster FILE        CSV lines "submission,student_id[,name]": IDs and names for the reports
   --reference-build DIR
                        where the kit's references are built (default: OUT/.kit-build)
-  --gpus LIST          GPUs to use, e.g. 0,1 (default: all; one submission per GPU at a time)
-  --submission-limit S seconds one submission may take in all (default 1800)
+  --gpus LIST          GPUs to use, e.g. 0,1 (default: all; two submissions per GPU at a time:
+                       one builds while the other holds the GPU for its runs)
+  --submission-limit S seconds one submission may take in all, waiting for
+                       its GPU included (default 3600)
   --no-sandbox         grade without isolation (refused otherwise where there is none)
   --slurm              grade as a Slurm job array: one task and one GPU per submission
   --slurm-gres G       the GPU request of each task (default gpu:1; none: no request)
@@ -288,7 +290,7 @@ gather() {
 
 main() {
     local slurm=0 wait=1 gres="gpu:1" gpus="" task="" slurm_options=() one_args=() i
-    labs_opt="" sanitize=0 sanitize_opt="" again=0 class_seed="" submission_limit=1800 roster=""
+    labs_opt="" sanitize=0 sanitize_opt="" again=0 class_seed="" submission_limit=3600 roster=""
     sandbox_mode=require pass_on=() ref_opt=""
     while [ $# -gt 0 ]; do
         case $1 in
@@ -418,7 +420,8 @@ main() {
     say "building the kit's references"
     build_references "$ref_build" || exit 3
 
-    # One worker per GPU, each grading its share in turn.
+    # Two workers per GPU, each grading its share in turn: while one holds
+    # the GPU for its runs (grade.sh locks it), the other builds (niced).
     if [ -z "$gpus" ]; then
         if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
             gpus=$CUDA_VISIBLE_DEVICES
@@ -428,6 +431,7 @@ main() {
     fi
     local workers=() w=0 g
     IFS=, read -r -a workers <<<"${gpus:-none}"
+    workers=("${workers[@]}" "${workers[@]}")
     for g in "${workers[@]}"; do
         (
             [ "$g" = none ] || export CUDA_VISIBLE_DEVICES=$g

@@ -106,7 +106,7 @@ build_lab() {
     bmem=$(conf_get "$lab" build-memory-limit)
     sb_extra=(--ro-bind "$dir/src" "$dir/src")
     sandboxed "$btime" "$btime" "$bmem" 65536 0 - "$dir/build" "$dir/build" -- \
-        make -j2 "${make_args[@]}" graded-objects >"$dir/build.log" 2>&1
+        nice -n 10 make -j2 "${make_args[@]}" graded-objects >"$dir/build.log" 2>&1
     rc=$run_rc
     sed -i -e "s|$dir/src/$name.cu|$shown|g" -e "s|$kit_top/||g" "$dir/build.log" 2>/dev/null
     if [ "$rc" != 0 ]; then
@@ -129,7 +129,7 @@ build_lab() {
     done
     rm -rf "$dir/build/keep-timed" "$dir/build/keep-counted"
     sandboxed "$btime" "$btime" "$bmem" 65536 0 - "$dir/build" "$dir/build" -- \
-        make "${make_args[@]}" graded >>"$dir/build.log" 2>&1
+        nice -n 10 make "${make_args[@]}" graded >>"$dir/build.log" 2>&1
     rc=$run_rc
     sed -i -e "s|$dir/src/$name.cu|$shown|g" -e "s|$kit_top/||g" "$dir/build.log" 2>/dev/null
     if [ "$rc" != 0 ]; then
@@ -432,7 +432,7 @@ main() {
     local held=""
     declare -gA lab_v=() lab_p=() lab_r=() lab_x=()
     for lab in "${labs[@]}"; do
-        local st
+        local st lab_started=$SECONDS
         st=$(cat "$work/labs/$lab/status" 2>/dev/null || printf 'FAIL\tthe build stopped without a status')
         verdict=${st%%$'\t'*} reason=${st#*$'\t'} points=0 ratio=""
         log "== $lab"
@@ -454,7 +454,7 @@ main() {
         [ "$verdict" = FAIL ] && points=0
         [ "$verdict" = SKIP ] && points=""
         lab_v[$lab]=$verdict lab_p[$lab]=$points lab_r[$lab]=$(one_line "$reason") lab_x[$lab]=$ratio
-        log "verdict: $verdict ${points:--}/$(conf_get "$lab" points)${reason:+: $reason}"
+        log "verdict: $verdict ${points:--}/$(conf_get "$lab" points)${reason:+: $reason} (runs: $((SECONDS - lab_started)) s)"
     done
     gpu_unlock
 
