@@ -124,10 +124,7 @@ CASES
 # bats test_tags=gpu
 @test "02: default run takes seconds, not minutes" {
     require_gpu
-    local start=$SECONDS
-    run "$REF" --seed 11
-    assert_success
-    [ $((SECONDS - start)) -le 40 ] || fail "the default run took $((SECONDS - start)) s"
+    assert_default_run_quick "$LAB" 40
 }
 
 # bats test_tags=gpu

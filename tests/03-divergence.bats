@@ -143,10 +143,7 @@ CASES
 # bats test_tags=gpu
 @test "03: default run takes seconds, not minutes" {
     require_gpu
-    local start=$SECONDS
-    run "$REF" --seed 7
-    assert_success
-    [ $((SECONDS - start)) -le 15 ] || fail "the default run took $((SECONDS - start)) s"
+    assert_default_run_quick "$LAB" 15
 }
 
 # --- GPU: the skeleton fails, other sizes and options -----------------------

@@ -105,6 +105,12 @@ CASES
 }
 
 # bats test_tags=gpu
+@test "06: default run takes seconds, not minutes" {
+    require_gpu
+    assert_default_run_quick "$LAB" 20
+}
+
+# bats test_tags=gpu
 @test "06: the skeleton as shipped fails, pointing at its TODOs" {
     require_gpu
     run "$SKELETON" --matrix 256

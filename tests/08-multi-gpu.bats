@@ -174,10 +174,7 @@ CASES
 # bats test_tags=gpu
 @test "08: default run takes seconds, not minutes" {
     require_gpu
-    local start=$SECONDS
-    run "$REF" --seed 7
-    assert_success
-    [ $((SECONDS - start)) -le 20 ] || fail "the default run took $((SECONDS - start)) s"
+    assert_default_run_quick "$LAB" 20
 }
 
 # --- GPU, two GPUs or more ----------------------------------------------------

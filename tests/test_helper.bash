@@ -189,18 +189,30 @@ assert_close() {
 
 # Runs the reference of lab $1 once per test file with arguments $2...,
 # keeping its output for the file's tests; then sets $output and $status
-# as `run` would. Needs a GPU.
+# as `run` would, and $run_seconds to how long that one run took. Needs a GPU.
 run_reference_once() {
-    local lab=$1 cache
+    local lab=$1 cache start
     shift
     cache="$BATS_FILE_TMPDIR/ref-$(echo "$lab $*" | tr -c 'A-Za-z0-9' _)"
     if [ ! -f "$cache.status" ]; then
+        start=$(date +%s%N)
         "$(ref_program "$lab")" "$@" >"$cache.out" 2>&1
         echo $? >"$cache.status"
+        echo $((($(date +%s%N) - start) / 1000000)) | awk '{ printf "%.1f\n", $1 / 1000 }' >"$cache.seconds"
     fi
     output=$(cat "$cache.out")
     status=$(cat "$cache.status")
+    run_seconds=$(cat "$cache.seconds")
     mapfile -t lines <<<"$output"
+}
+
+# assert_default_run_quick LAB SECONDS: the reference's default run (the
+# one the file's tests share) succeeded within SECONDS.
+assert_default_run_quick() {
+    run_reference_once "$1"
+    assert_success
+    awk -v t="$run_seconds" -v max="$2" 'BEGIN { exit !(t <= max) }' ||
+        fail "the default run took $run_seconds s (at most $2 s)"
 }
 
 # code_lines: the lines on stdin that hold code (not blank, not only a comment).
