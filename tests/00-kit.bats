@@ -198,6 +198,27 @@ CASES
     refute_output --partial "--sanitize"
 }
 
+# memcheck runs on every reference in tests/92 (make check SANITIZE=1);
+# here the other tools, through the command a student types.
+# bats test_tags=gpu
+@test "kit: make sanitize finds nothing in the references: initcheck everywhere, racecheck and synccheck where blocks share memory" {
+    require_gpu
+    command -v compute-sanitizer >/dev/null 2>&1 || skip "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
+    local lab tool tools
+    for lab in $(kit_labs); do
+        tools=initcheck
+        cat "$KIT_ROOT/solutions/$lab/"*.cu "$KIT_ROOT/common/harness/$lab"*.cu | grep -qE '__shared__|__syncthreads' &&
+            tools="initcheck racecheck synccheck"
+        for tool in $tools; do
+            run timeout 120 make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" sanitize \
+                LAB="$lab" REF=1 TOOL="$tool"
+            [ "$status" = 0 ] || fail "$lab, compute-sanitizer --tool $tool: exit $status
+$(printf '%s\n' "$output" | grep -m 8 -E '^========= [^ ]|^result:')"
+            assert_line "result: PASS"
+        done
+    done
+}
+
 @test "kit: one lab list: every lab in common/labs.txt has its files" {
     local lab name
     for lab in $(kit_labs); do

@@ -733,6 +733,7 @@ static void run_experiments(data_t *d, const kit_device *dev, double kernel_ms, 
 
     /* The copy queue: units of one copy's time. */
     KIT_CHECK(cudaMalloc((void **)&dev_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
+    KIT_CHECK(cudaMemset(dev_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES)); /* copied out: initcheck */
     KIT_CHECK(cudaMallocHost((void **)&host_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
     memset(host_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES);
     for (int rep = 0; rep < EXPERIMENT_REPS; rep++) {
