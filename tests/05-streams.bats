@@ -142,6 +142,7 @@ CASES
     assert_at_least "$most" "$(kv units-two-kernels-depth-first)" "units, depth-first"
     most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 + s }')
     assert_at_least "$most" "$(kv units-unequal-depth-first)" "units, unequal kernels depth-first"
+    assert_at_least "$most" "$(kv units-unequal-breadth-first)" "units, unequal kernels breadth-first"
     most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 + s }')
     assert_at_least "$most" "$(kv units-copy-queue-stream-1-first)" "units, copy out of stream 2 issued last"
     # 4-way: the host works while the GPU does.
@@ -172,6 +173,8 @@ CASES
     assert_at_least "$most" "$(kv units-two-kernels-breadth-first)" "units, breadth-first (course: 2)"
     least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 5 - s }')
     assert_at_least "$(kv units-unequal-depth-first)" "$least" "units, unequal depth-first (course: 5)"
+    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 - s }')
+    assert_at_least "$(kv units-unequal-breadth-first)" "$least" "units, unequal breadth-first (course: 4)"
     most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 + s }')
     assert_at_least "$most" "$(kv units-unequal-course-order)" "units, the course's order (course: 3)"
     least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 5 - s }')

@@ -10,7 +10,7 @@ struct grouping {
     unsigned int group_elems;     /* G segments of 32 floats */
     unsigned int group_count;     /* whole groups in the array */
     unsigned int np_group;        /* ceil(2^32 / group_elems) */
-    unsigned long long np_groups; /* ceil(2^32 / group_count): 2^32 for one group */
+    unsigned long long np_groups; /* ceil(2^32 / group_count), 64-bit */
 };
 
 /* What the prediction of TODO(3) may use. */

@@ -167,8 +167,9 @@ heavy_bounded(in_floats x, out_floats y, unsigned int n, int rounds)
  * dynamic shared memory that it does not use. Return the least dynamic
  * shared memory, in bytes, that lets no more than `blocks` blocks share an
  * SM, for a kernel with regs_per_thread registers and static_smem bytes of
- * static shared memory. (The kit asks only for fewer blocks than the other
- * limits allow, and has let the kernel declare up to g->max_smem_per_block.)
+ * static shared memory (any size that is allocated the same as the least
+ * is as good). (The kit asks only for fewer blocks than the other limits
+ * allow, and has let the kernel declare up to g->max_smem_per_block.)
  * Work from your TODO(3): how much must each block take so that one more
  * block no longer fits, and what does the allocation unit do to that?
  */

@@ -52,8 +52,9 @@ __global__ void semi_coalesced_access(in_floats A, in_floats B, out_floats C, un
 }
 
 /*
- * TODO(2) The launch, on the default stream: 1024 threads per block, as
- * in the course, and one thread per element.
+ * TODO(2) The launch, on the default stream, with the course's 1024 threads
+ * per block: how many blocks, so that every element has its thread whatever
+ * n is?
  */
 void launch_semi_coalesced_access(const float *A, const float *B, float *C, unsigned int n,
                                   int iterations, struct grouping g, unsigned long long seed)
