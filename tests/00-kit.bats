@@ -287,3 +287,37 @@ CSV
     assert_success
     [ -s "$BATS_TEST_TMPDIR/t.png" ] || fail "no picture"
 }
+
+@test "kit: toolkit-matrix.sh: --help, bad options exit 64, the first error names what make was building" {
+    local tm="$KIT_ROOT/common/tools/toolkit-matrix.sh" log="$BATS_TEST_TMPDIR/build.log"
+    run bash "$tm" --help
+    assert_success
+    assert_output --partial "CUDA 11.8"
+    run bash "$tm" --archs
+    assert_failure 64
+    assert_output --partial "--archs needs a value"
+    run bash "$tm" --bogus
+    assert_failure 64
+    run bash "$tm" --first-error "$BATS_TEST_TMPDIR/none.log"
+    assert_failure 64
+    # A parallel build: the compiler crashed on the harness while the last
+    # NVCC line printed was another file's. Make's own line names it.
+    cat >"$log" <<'LOG'
+  NVCC  /tmp/x/build-sm90/harness/04-occupancy.o
+  NVCC  /tmp/x/build-sm90/labs/04-occupancy/timed.o
+Segmentation fault
+make: *** [Makefile:104: /tmp/x/build-sm90/harness/04-occupancy.o] Error 139
+make: *** Waiting for unfinished jobs....
+LOG
+    run bash "$tm" --first-error "$log"
+    assert_success
+    assert_output "Segmentation fault (harness/04-occupancy.o)"
+    # Without make's line, the file being built; without an error, nothing.
+    sed -i '/^make/d' "$log"
+    run bash "$tm" --first-error "$log"
+    assert_output "Segmentation fault (labs/04-occupancy/timed.o)"
+    printf '  NVCC  /tmp/x/build-sm75/harness/01-coalescing.o\n' >"$log"
+    run bash "$tm" --first-error "$log"
+    assert_success
+    assert_output ""
+}

@@ -4,11 +4,25 @@
 # nvidia-cuda-toolkit, from the non-free component), unpacked into DIR
 # without installing it, for each architecture in turn, and prints which
 # builds and which does not, with the first error. Run on demand (it
-# downloads about 900 MB once), not in CI.
+# downloads about 900 MB once), not in CI. --first-error LOG prints that
+# error for one build log.
 #
 # Needs apt-get (Debian 12 or newer with non-free in its sources) and the
 # host compiler that CUDA 11.8 accepts, g++ 11 (sudo apt-get install g++-11).
 set -uo pipefail
+
+# first_error LOG: the first compiler message of a failed build's log, and
+# what make was building when it failed (make's own error line names the
+# target; in a parallel build the last NVCC line may be another file's).
+first_error() {
+    awk '/^  (NVCC|LINK) / { what = $2; next }
+         /^make.*\*\*\* \[/ { if (msg != "" && target == "") { target = $0
+                 sub(/^[^[]*\[[^:]*:[0-9]*: /, "", target); sub(/\].*/, "", target) } next }
+         msg == "" && tolower($0) ~ /error|fatal|unsupported|segmentation/ {
+             msg = substr($0, 1, 90); first = what }
+         END { if (msg == "") exit; w = target != "" ? target : first
+               sub(/.*build-sm[0-9]*\//, "", w); print msg " (" w ")" }' "$1"
+}
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=${TMPDIR:-/tmp}/kit-cuda-11.8
@@ -16,10 +30,21 @@ archs="70 75 80 86 89 90"
 labs=""
 while [ $# -gt 0 ]; do
     case $1 in
+    --dir | --archs | --labs)
+        [ $# -ge 2 ] || { echo "toolkit-matrix.sh: $1 needs a value (see --help)" >&2; exit 64; } ;;
+    esac
+    case $1 in
     --dir) dir=$2; shift 2 ;;
     --archs) archs=$2; shift 2 ;;
     --labs) labs=$2; shift 2 ;;
-    --help | -h) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --first-error)
+        if [ $# -lt 2 ] || [ ! -r "$2" ]; then
+            echo "toolkit-matrix.sh: --first-error needs a readable build log" >&2
+            exit 64
+        fi
+        first_error "$2"
+        exit 0 ;;
+    --help | -h) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "toolkit-matrix.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -74,10 +99,7 @@ for sm in $archs; do
         printf '%-8s %-6s\n' "sm_$sm" yes
     else
         status=1
-        # The first compiler message, and the program it was building.
-        why=$(awk '/^  (NVCC|LINK) / { what = $2 } /^make/ { next }
-                   tolower($0) ~ /error|fatal|unsupported|segmentation/ {
-                       sub(/.*build-sm[0-9]*\//, "", what); print substr($0, 1, 90) " (" what ")"; exit }' "$log")
+        why=$(first_error "$log")
         printf '%-8s %-6s %s\n' "sm_$sm" no "${why:-see the log}"
     fi
 done
