@@ -54,6 +54,8 @@ assert_fixture_verdicts() {
     run bash "$CLASS" "$BATS_TEST_TMPDIR/subs" "$BATS_TEST_TMPDIR/subs/out"
     assert_failure 64
     assert_output --partial "OUT must not be inside SUBMISSIONS"
+    # Refused before anything is written: no "out" to be taken for a submission.
+    [ ! -e "$BATS_TEST_TMPDIR/subs/out" ] || fail "the refused OUT was created"
     run bash "$CLASS" --roster "$BATS_TEST_TMPDIR/none.csv" "$BATS_TEST_TMPDIR/subs" "$BATS_TEST_TMPDIR/out"
     assert_failure 64
     assert_output --partial "--roster needs a readable file"
@@ -129,7 +131,9 @@ assert_fixture_verdicts() {
     # A damaged archive, and a symbolic link for a submission.
     echo "not an archive" >"$subs/ivy.tar.gz"
     ln -s "$KIT_ROOT/solutions" "$subs/jon"
-    printf 'ana,s001,Ana Lima\nhal_x,s008,"Hal X"\n' >"$t/roster.csv"
+    # A spreadsheet's roster: a header, quoted names (a comma, a quote),
+    # CRLF, an archive named as it is, and a row for nobody.
+    printf 'submission,student_id,name\r\nana,s001,Ana Lima\r\nhal_x,s008,"Hal X"\r\nben.tar.gz,s002,"Ben ""B"", Jr."\r\nnobody,s999,No One\r\n' >"$t/roster.csv"
 
     run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --roster "$t/roster.csv" --labs 03 "$subs" "$out"
     echo "$output" >"$KIT_BUILD/grade-class-hostile.txt"
@@ -162,6 +166,22 @@ assert_fixture_verdicts() {
     assert_line --regexp '^ana,s001,'
     assert_line --regexp '^hal_x,s008,0,20,0,1,0,0,graded$'
     [ "$(csv_field_of "$out/roster.csv" '"ana",' 3)" = "Ana Lima" ]
+    [ "$(csv_field_of "$out/roster.csv" '"hal_x",' 3)" = "Hal X" ]
+    [ "$(csv_field_of "$out/roster.csv" '"ben",' 2)" = s002 ]
+    [ "$(csv_field_of "$out/roster.csv" '"ben",' 3)" = 'Ben "B", Jr.' ]
+    [ "$(csv_field_of "$out/roster.csv" '"hal_x-2",' 2)" = "" ]
+    run grep -c "roster: no submission 'nobody' (ID s999)" "$KIT_BUILD/grade-class-hostile.txt"
+    assert_output 1
+    run grep -c "roster: no submission 'submission'" "$KIT_BUILD/grade-class-hostile.txt"
+    assert_output 0
+    # Every student's JUnit file is XML, whatever the names and reasons hold.
+    if command -v python3 >/dev/null 2>&1; then
+        for f in "$out"/students/*/grades.xml; do
+            python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1])' "$f" || fail "$f: not XML"
+        done
+    fi
+    # A link instead of a lab file is named in the reason.
+    [[ "$(reason eda)" == *"a symbolic link is never taken (labs/03-divergence/divergence.cu)"* ]] || fail "eda: $(reason eda)"
     run grep -c "Student: Ana Lima (ID s001)" "$out/students/ana/report.txt"
     assert_output 1
     for f in report.txt grades.csv grades.tap grades.xml results.json; do

@@ -124,15 +124,60 @@ fingerprint() {
     fi
 }
 
-# roster_of NAME: sets r_id and r_name from the roster (empty if none).
+# roster_rows: the roster as "submission<TAB>student_id<TAB>name" lines, its
+# CSV read as a spreadsheet writes it (quoted fields, "" inside them, CRLF).
+roster_rows() {
+    awk '
+        { sub(/\r$/, ""); n = 1; v = ""; q = 0
+          for (i = 1; i <= length($0); i++) {
+              c = substr($0, i, 1)
+              if (q) {
+                  if (c == "\"" && substr($0, i + 1, 1) == "\"") { v = v c; i++ }
+                  else if (c == "\"") q = 0
+                  else v = v c
+              } else if (c == "\"") q = 1
+              else if (c == ",") { f[n++] = v; v = "" }
+              else v = v c
+          }
+          f[n] = v
+          name = f[3]; for (i = 4; i <= n; i++) name = name "," f[i]
+          gsub(/\t/, " ", name)
+          if (n >= 2 && f[1] != "") printf "%s\t%s\t%s\n", f[1], f[2], (n >= 3 ? name : "") }' "$roster"
+}
+
+# roster_keys ENTRY: the names a roster row may give a submission: the entry
+# as it is in SUBMISSIONS, without an archive's extension, and made safe.
+roster_keys() {
+    local base=${1##*/} bare
+    bare=$base
+    case $base in
+    *.tar.gz | *.tar.xz) bare=${base%.tar.*} ;;
+    *.tar | *.tgz | *.zip) bare=${base%.*} ;;
+    esac
+    printf '%s\n' "$base" "$bare" "$(safe_name "$1")"
+}
+
+# roster_of NAME ENTRY: sets r_id and r_name from the roster (empty if none).
+# The row whose submission is NAME (the name it is graded as) comes first,
+# then ENTRY's own name in SUBMISSIONS, then that name without an archive's
+# extension (a submission renamed for a collision, NAME-2, only by NAME-2:
+# the row for its entry's name may be the other one's).
 roster_of() {
     r_id="" r_name=""
     [ -n "$roster" ] || return 0
-    local line
-    line=$(awk -F, -v n="$1" '{ sub(/\r$/, "") } $1 == n { print; exit }' "$roster")
-    [ -n "$line" ] || return 0
-    r_id=$(cut -d, -f2 <<<"$line")
-    r_name=$(cut -d, -f3- <<<"$line")
+    local sub id nm keys=("$1") pass
+    if [ -n "${2:-}" ]; then
+        mapfile -t -O 1 keys < <(roster_keys "$2")
+        [ "$(safe_name "$2")" = "$1" ] || keys=("$1")
+    fi
+    for pass in "${keys[@]}"; do
+        while IFS=$'\t' read -r sub id nm; do
+            if [ "$sub" = "$pass" ]; then
+                r_id=$id r_name=$nm
+                return 0
+            fi
+        done < <(roster_rows)
+    done
 }
 
 # ---------------------------------------------------------------------------
@@ -176,7 +221,7 @@ one() {
     trap 'rm -rf "$tmp"' EXIT
     mkdir -p "$tmp/labs" && chmod 777 "$tmp/labs"
     seed=$(((class_seed + $(printf '%s' "$name" | cksum | cut -d' ' -f1)) % 1000000000 + 1))
-    roster_of "$name"
+    roster_of "$name" "$src"
 
     # The lab files, taken in the sandbox (as root: without capabilities,
     # so that it can read what the instructor can).
@@ -197,7 +242,8 @@ one() {
     mode=--require-sandbox
     [ "$sandbox_mode" != none ] || mode=--no-sandbox
     bash "$out/.kit/common/grade/grade.sh" --student "${r_name:-$name}" ${r_id:+--student-id "$r_id"} \
-        --report "$dir" --reference-build "$ref_build" --seed "$seed" --labs-dir "$tmp/labs" "$mode" \
+        --report "$dir" --reference-build "$ref_build" --seed "$seed" --labs-dir "$tmp/labs" \
+        --origin "submission $name" "$mode" \
         --hide "$subs" --hide "$out/students" ${sanitize_opt:+"$sanitize_opt"} "${labs_list[@]}"
     return 0
 }
@@ -338,10 +384,12 @@ main() {
         labs_list=("${all_labs[@]}")
     fi
     subs=$(cd "$1" && pwd -P)
-    mkdir -p "$2" || exit 3
-    out=$(cd "$2" && pwd -P)
+    # Refused before anything is written.
+    out=$(realpath -m -- "$2") || die_usage "OUT '$2': not a path"
     case "$out/" in "$subs/"*) die_usage "OUT must not be inside SUBMISSIONS" ;; esac
     case "$subs/" in "$out/"*) die_usage "SUBMISSIONS must not be inside OUT" ;; esac
+    mkdir -p "$out" || exit 3
+    out=$(cd "$out" && pwd -P)
     pass_on=(--seed "$(cat "$out/grading-seed" 2>/dev/null || echo 0)" ${labs_opt:+--labs "$labs_opt"}
         ${sanitize_opt:+"$sanitize_opt"} ${roster:+--roster "$roster"})
     [ "$sandbox_mode" != none ] || pass_on+=(--no-sandbox)
@@ -399,12 +447,14 @@ main() {
         echo "grade-class.sh: no sandbox: $sandbox_why." >&2
         echo "grade-class.sh: class grading needs one (bubblewrap, with user namespaces); without isolation, a" >&2
         echo "grade-class.sh: submission can read the references and others' work: ask for it with --no-sandbox" >&2
+        echo "grade-class.sh: (make grade-class NO_SANDBOX=1)" >&2
         exit 3
     fi
     say "isolation: $sandbox_note"
 
     list_submissions "$subs"
     for i in "${sub_skipped[@]}"; do say "NOT GRADED: $i"; done
+    roster_check
     if [ ${#sub_names[@]} = 0 ]; then
         say "no submissions in $subs"
         gather
@@ -443,6 +493,23 @@ main() {
     done
     wait
     finish
+}
+
+# roster_check: says which roster rows name no submission (a typo, or a
+# name the grader made safe: the reports give the name it graded).
+roster_check() {
+    [ -n "$roster" ] || return 0
+    local sub id nm i key found
+    declare -A known=()
+    for i in "${!sub_names[@]}"; do
+        known[${sub_names[$i]}]=1
+        while IFS= read -r key; do known[$key]=1; done < <(roster_keys "${sub_paths[$i]}")
+    done
+    while IFS=$'\t' read -r sub id nm; do
+        [ "$sub" != submission ] || continue
+        found=${known[$sub]:-}
+        [ -n "$found" ] || say "roster: no submission '$(one_line "$sub")' (ID $(one_line "$id")) in $subs"
+    done < <(roster_rows)
 }
 
 # build_references DIR: the references and kit-query, built from OUT/.kit.

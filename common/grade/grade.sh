@@ -41,11 +41,12 @@ with the reason, the points of each lab and the total. `make check` runs it.
 options:
   --seed S          grading seed: repeats an earlier grading's sizes and seeds
   --sanitize        also run each lab once under compute-sanitizer (memcheck)
-  --report DIR      write report.txt, grades.csv, grades.tap, grades.xml (JUnit),
-                    results.json (Gradescope) and classroom.json (GitHub Classroom)
+  --report DIR      write report.txt, grades.csv, grades.tap (TAP), grades.xml
+                    (JUnit) and results.json (Gradescope)
   --student NAME    the student's name in the reports (default: the user's name)
   --student-id ID   the student's ID in the reports (an LMS's)
   --labs-dir DIR    the student's labs/ folder (default: labs/ of this kit)
+  --origin TEXT     what the reports call that folder (default: its path)
   --no-sandbox      grade without isolation (said in every report)
   --require-sandbox stop (exit 3) where the sandbox cannot run
   --hide PATH       a path student code must not see (repeatable)
@@ -318,7 +319,7 @@ grade_runs() {
 main() {
     local report="" conf_file="$grade_dir/grading.conf" sandbox_mode=auto jobs=""
     local labs=() all_labs=() lab want hides=()
-    grading_seed="" sanitize=0 ref_build="" labs_dir="$kit_top/labs"
+    grading_seed="" sanitize=0 ref_build="" labs_dir="$kit_top/labs" origin=""
     student_name=${USER:-$(id -un 2>/dev/null || echo student)} student_id=""
     while [ $# -gt 0 ]; do
         case $1 in
@@ -338,6 +339,9 @@ main() {
         --labs-dir)
             [[ $# -ge 2 && -d $2 ]] || die_usage "--labs-dir needs a folder"
             labs_dir=$(cd "$2" && pwd -P); shift 2 ;;
+        --origin)
+            [[ $# -ge 2 && -n $2 ]] || die_usage "--origin needs a text"
+            origin=$2; shift 2 ;;
         --no-sandbox) sandbox_mode=none; shift ;;
         --require-sandbox) [ "$sandbox_mode" = none ] || sandbox_mode=require; shift ;;
         --hide) [ $# -ge 2 ] || die_usage "--hide needs a path"; hides+=("$2"); shift 2 ;;
@@ -458,16 +462,27 @@ main() {
     done
     gpu_unlock
 
-    local again="make check SEED=$grading_seed" l
-    if [ ${#labs[@]} -ne ${#all_labs[@]} ]; then
-        again+=" LAB="
-        for l in "${labs[@]}"; do again+="${l%%-*},"; done
-        again=${again%,}
+    local again l
+    if [ "$labs_dir" = "$(cd "$kit_top/labs" 2>/dev/null && pwd -P)" ]; then
+        again="make check SEED=$grading_seed"
+        if [ ${#labs[@]} -ne ${#all_labs[@]} ]; then
+            again+=" LAB="
+            for l in "${labs[@]}"; do again+="${l%%-*},"; done
+            again=${again%,}
+        fi
+        [ "$sanitize" = 0 ] || again+=" SANITIZE=1"
+        [ "$sandbox_mode" != none ] || again+=" (with --no-sandbox)"
+    else
+        # Another folder of labs (a class's submission, an upload): grade.sh
+        # itself, on that folder.
+        again="bash common/grade/grade.sh --seed $grading_seed"
+        [ "$sanitize" = 0 ] || again+=" --sanitize"
+        [ "$sandbox_mode" != none ] || again+=" --no-sandbox"
+        again+=" --labs-dir ${origin:+\"the labs of $origin\"}${origin:-$labs_dir}"
+        for l in "${labs[@]}"; do again+=" ${l%%-*}"; done
     fi
-    [ "$sanitize" = 0 ] || again+=" SANITIZE=1"
-    [ "$sandbox_mode" != none ] || again+=" (with --no-sandbox)"
     report_header=(
-        "Student: $student_name${student_id:+ (ID $student_id)}; labs from $labs_dir"
+        "Student: $student_name${student_id:+ (ID $student_id)}; labs from ${origin:-$labs_dir}"
         "GPU $gpu_name; grading seed $grading_seed$([ "$sanitize" = 0 ] || echo ", with compute-sanitizer")"
         "Isolation: $sandbox_note"
     )

@@ -144,13 +144,26 @@ json_str() {
     printf '"%s"' "$s"
 }
 
+# json_lines LINE...: the LINEs as one JSON string, a line break between them.
+json_lines() {
+    local l out=""
+    for l in "$@"; do
+        [ -n "$l" ] || continue
+        l=$(json_str "$(one_line "$l")")
+        out+=${out:+\\n}${l:1:${#l}-2}
+    done
+    printf '"%s"' "$out"
+}
+
 # xml_str TEXT: TEXT for an XML attribute or element.
+# (The replacements are quoted: bash 5.2's patsub_replacement would read an
+# unquoted & as the matched text.)
 xml_str() {
-    local s=${1//&/&amp;}
-    s=${s//</&lt;}
-    s=${s//>/&gt;}
-    s=${s//\"/&quot;}
-    printf '%s' "${s//\'/&apos;}"
+    local s=${1//&/"&amp;"}
+    s=${s//</"&lt;"}
+    s=${s//>/"&gt;"}
+    s=${s//\"/"&quot;"}
+    printf '%s' "${s//\'/"&apos;"}"
 }
 
 # ===========================================================================
@@ -711,7 +724,7 @@ reports_write() {
     } >"$dir/grades.xml"
     {
         printf '{\n  "score": %s,\n  "output": %s,\n  "tests": [\n' "$total" \
-            "$(json_str "$(one_line "${report_header[*]} $report_again")")"
+            "$(json_lines "${report_header[@]}" "$report_again")"
         k=0
         for lab in "$@"; do
             k=$((k + 1))

@@ -62,7 +62,8 @@ for lab in "$@"; do
     mkdir -p "$dest/$lab" && cp --no-dereference -- "$root/$file" "$dest/$lab/$name.cu" && found=$((found + 1))
 done
 if [ "$found" = 0 ]; then
-    echo "no lab files (labs/NN-name/name.cu, or NN-name/name.cu) in the submission"
+    link=$(find -P "$root" -maxdepth 6 -type l -printf '%P\n' 2>/dev/null | sort | head -n 1)
+    echo "no lab files (labs/NN-name/name.cu, or NN-name/name.cu) in the submission${link:+: a symbolic link is never taken ($(printf '%q' "$link"))}"
     exit 1
 fi
 exit 0

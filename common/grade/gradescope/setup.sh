@@ -17,4 +17,4 @@ fi
 command -v nvcc >/dev/null 2>&1 || export PATH="/usr/local/cuda/bin:$PATH"
 command -v nvcc >/dev/null 2>&1 || { echo "setup.sh: nvcc not found: the image needs the CUDA Toolkit" >&2; exit 1; }
 # Built for every GPU the toolkit knows: the runner's GPU is not known here.
-make -C /autograder/source/kit -j"$(nproc)" ARCH=-arch=all-major solutions tools
+make -C /autograder/source/kit -j"$(nproc)" ARCH=-arch=all-major solutions build/bin/kit-query
