@@ -124,22 +124,31 @@ fingerprint() {
     fi
 }
 
-# roster_rows: the roster as "submission<TAB>student_id<TAB>name" lines, its
-# CSV read as a spreadsheet writes it (quoted fields, "" inside them, CRLF).
+# split_csv_awk: an awk function, split_csv(LINE, F): LINE's fields into
+# F[1..n] as a spreadsheet writes them (quoted fields, "" inside them);
+# returns n. For the awk programs below.
+split_csv_awk='
+    function split_csv(line, f,    n, i, c, q, v) {
+        n = 1; v = ""; q = 0
+        for (i = 1; i <= length(line); i++) {
+            c = substr(line, i, 1)
+            if (q) {
+                if (c == "\"" && substr(line, i + 1, 1) == "\"") { v = v c; i++ }
+                else if (c == "\"") q = 0
+                else v = v c
+            } else if (c == "\"") q = 1
+            else if (c == ",") { f[n++] = v; v = "" }
+            else v = v c
+        }
+        f[n] = v
+        return n
+    }'
+
+# roster_rows: the roster as "submission<TAB>student_id<TAB>name" lines (a
+# CRLF roster too).
 roster_rows() {
-    awk '
-        { sub(/\r$/, ""); n = 1; v = ""; q = 0
-          for (i = 1; i <= length($0); i++) {
-              c = substr($0, i, 1)
-              if (q) {
-                  if (c == "\"" && substr($0, i + 1, 1) == "\"") { v = v c; i++ }
-                  else if (c == "\"") q = 0
-                  else v = v c
-              } else if (c == "\"") q = 1
-              else if (c == ",") { f[n++] = v; v = "" }
-              else v = v c
-          }
-          f[n] = v
+    awk "$split_csv_awk"'
+        { sub(/\r$/, ""); n = split_csv($0, f)
           name = f[3]; for (i = 4; i <= n; i++) name = name "," f[i]
           gsub(/\t/, " ", name)
           if (n >= 2 && f[1] != "") printf "%s\t%s\t%s\n", f[1], f[2], (n >= 3 ? name : "") }' "$roster"
@@ -296,22 +305,7 @@ gather() {
             header=0
         fi
         tail -n +2 "$d/grades.csv" | sed "s/^/\"$name\",/" >>"$out/class-labs.csv"
-        awk -v name="$name" -v labs="${labs_list[*]}" -v rost="$out/roster.csv" '
-            function split_csv(line, f,    n, i, c, q, v) {
-                n = 1; v = ""; q = 0
-                for (i = 1; i <= length(line); i++) {
-                    c = substr(line, i, 1)
-                    if (q) {
-                        if (c == "\"" && substr(line, i + 1, 1) == "\"") { v = v c; i++ }
-                        else if (c == "\"") q = 0
-                        else v = v c
-                    } else if (c == "\"") q = 1
-                    else if (c == ",") { f[n++] = v; v = "" }
-                    else v = v c
-                }
-                f[n] = v
-                return n
-            }
+        awk -v name="$name" -v labs="${labs_list[*]}" -v rost="$out/roster.csv" "$split_csv_awk"'
             FNR == 1 { next }
             {
                 split_csv($0, f)
