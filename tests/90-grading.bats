@@ -40,6 +40,7 @@ sandbox_or_skip() {
 --frobnicate|unknown option '--frobnicate'
 09-nothing|no lab '09-nothing'
 --report|needs a directory
+--origin|--origin needs a text
 EOF
     run make -s -C "$KIT_ROOT" check LAB=42
     assert_failure
@@ -388,6 +389,15 @@ EOF
     assert_output --partial "LAB=03"
     [ "$(csv_field_of "$BATS_TEST_TMPDIR/r/grades.csv" '"03-divergence"' 1)" = "Ana Lima" ]
     [ "$(csv_field_of "$BATS_TEST_TMPDIR/r/grades.csv" '"03-divergence"' 2)" = s123 ]
+    # Another folder of labs: the reports name it and say how to grade it again.
+    mkdir -p "$BATS_TEST_TMPDIR/ana/labs"
+    cp -R "$BATS_TEST_TMPDIR/kit/labs/03-divergence" "$BATS_TEST_TMPDIR/ana/labs/"
+    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" --labs-dir "$BATS_TEST_TMPDIR/ana/labs" \
+        --origin "submission ana" --seed 7 03
+    assert_output --partial "labs from submission ana"
+    assert_output --partial 'bash common/grade/grade.sh --seed 7'
+    assert_output --partial '--labs-dir "the labs of submission ana" 03'
+    refute_output --partial "make check SEED=7"
 }
 
 # bats test_tags=gpu

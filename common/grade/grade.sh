@@ -478,7 +478,7 @@ main() {
         again="bash common/grade/grade.sh --seed $grading_seed"
         [ "$sanitize" = 0 ] || again+=" --sanitize"
         [ "$sandbox_mode" != none ] || again+=" --no-sandbox"
-        again+=" --labs-dir ${origin:+\"the labs of $origin\"}${origin:-$labs_dir}"
+        if [ -n "$origin" ]; then again+=" --labs-dir \"the labs of $origin\""; else again+=" --labs-dir $labs_dir"; fi
         for l in "${labs[@]}"; do again+=" ${l%%-*}"; done
     fi
     report_header=(
