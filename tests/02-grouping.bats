@@ -138,6 +138,34 @@ CASES
 }
 
 # bats test_tags=gpu
+@test "02: TODO(3) at a tie: '<' and '<=' both pass; forgetting a block or an array fails" {
+    require_gpu
+    local fixtures="$KIT_BUILD/tests/fixtures/lab02" f
+    for f in strict-tie warps-per-block one-array; do
+        assert [ -x "$fixtures/$f" ]
+    done
+    run "$fixtures/strict-tie" --size 1M --reps 1 --segments-per-group 16
+    assert_success
+    assert_line "result: PASS"
+    # The reference reads "fits" as "<=": the same G, or twice it where the
+    # groups fill the L1 exactly (an H100's 256 KiB).
+    local strict
+    strict=$(kv predicted-largest-fast-group)
+    run "$REF" --size 1M --reps 1 --segments-per-group 16
+    assert_success
+    local loose
+    loose=$(kv predicted-largest-fast-group)
+    [ "$loose" = "$strict" ] || [ "$loose" = $((2 * strict)) ] || fail "'<=' gives $loose, '<' gives $strict"
+    for f in warps-per-block one-array; do
+        run "$fixtures/$f" --size 1M --reps 1 --segments-per-group 16
+        assert_failure 1
+        assert_line "result: FAIL"
+        assert_output --partial "largest_cached_group: "
+        assert_output --partial "(TODO(3))"
+    done
+}
+
+# bats test_tags=gpu
 @test "02: the course's sizes at G=16 verify: 32,768 and 4,194,304 floats" {
     require_gpu
     for size in 32768 4M; do
