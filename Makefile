@@ -15,8 +15,16 @@ LABS := $(shell grep -v '^[[:space:]]*\(\#\|$$\)' common/labs.txt)
 NVCC ?= nvcc
 NVCCFLAGS ?= -O3 -lineinfo
 KIT_BUILD ?= build
-BUILD := $(KIT_BUILD)
+# A build folder given as a path inside the kit (the tests give one) is used
+# relative to it: make cannot name a target whose path holds a space, and
+# the folder the kit sits in may hold one.
+BUILD := $(patsubst ./%,%,$(subst $(CURDIR)/,,$(KIT_BUILD)))
+ifneq ($(words $(BUILD)),1)
+  $(error the build folder '$(KIT_BUILD)' has a space in its path, which make cannot use: name another, e.g. make KIT_BUILD=/tmp/kit-build)
+endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# Builds run JOBS at a time unless you give make -j yourself (make -j8).
+PARALLEL = $$(case " $$MAKEFLAGS " in *" -j"*) ;; *) echo "-j$(JOBS)" ;; esac)
 # $(call yes,$(FLAG)): FLAG=1 turns a switch on; empty, 0 or no leave it off.
 yes = $(filter-out 0 no,$(1))
 # V=1 shows every command.
@@ -64,12 +72,12 @@ lab_dir = $(call lab_match,$(LAB))
 
 .DELETE_ON_ERROR:
 .SECONDEXPANSION:
-.PHONY: all build labs solutions tools run sanitize profile demo test check grade-class query clean help \
-	need-nvcc need-lab
+.PHONY: all build labs solutions tools lab run sanitize profile demo test check grade-class query clean help \
+	need-nvcc need-lab need-lab-name need-gpu
 
 all: need-nvcc
 	$(if $(ARCH_NOTE),@echo "$(ARCH_NOTE)")
-	@$(MAKE) --no-print-directory -j$(JOBS) build
+	@$(MAKE) --no-print-directory $(PARALLEL) build
 
 build: labs solutions tools
 labs: $(STUDENT)
@@ -108,11 +116,16 @@ $(foreach lab,$(HARNESSED),$(eval $(call harness_rules,$(lab))))
 counted_flags = $(shell sed -n 's/^.*kit-counted-nvcc-flags:[[:space:]]*//p' common/harness/$(1).h)
 
 # $(1): 0 (as written) or 1 (counting); $(2): the lab; $(3): the source.
+# The compiler's messages name the student's file as the student opens it
+# (labs/01-coalescing/coalescing.cu:34; STUDENT_SHOWN where it is a copy),
+# and none of the kit's files (common/tools/student-cc.sh).
 student_flags = $(if $(filter 1,$(1)),$(call counted_flags,$(2)))
-STUDENT_CC = $(NVCC) $(ARCH) $(if $(filter -G,$(call student_flags,$(1),$(2))),$(filter-out -lineinfo,$(NVCCFLAGS)),$(NVCCFLAGS)) \
+student_file = $(if $(filter /%,$(1)),$(1),./$(1))
+STUDENT_CC = bash common/tools/student-cc.sh '$(or $(STUDENT_SHOWN),$(3))' '$(call student_file,$(3))' -- \
+	$(NVCC) $(ARCH) $(if $(filter -G,$(call student_flags,$(1),$(2))),$(filter-out -lineinfo,$(NVCCFLAGS)),$(NVCCFLAGS)) \
 	$(call student_flags,$(1),$(2)) $(INCLUDES) -Xcompiler -Wall,-Wextra \
 	-I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
-	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"$(if $(filter /%,$(3)),$(3),./$(3))"' \
+	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"$(call student_file,$(3))"' \
 	-c -o $@ common/harness/student.cu
 
 # build/labs/01-coalescing/timed.o from labs/01-coalescing/coalescing.cu
@@ -146,6 +159,7 @@ $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed
 # Neither builds the harness: `make solutions` has (it is read-only there).
 GRADED_LAB ?=
 STUDENT_SRC ?=
+STUDENT_SHOWN ?=
 GRADED_DIR ?= $(BUILD)/graded
 .PHONY: graded graded-objects print-arch
 # The PTX's line information names the student's lines (it changes no code).
@@ -218,23 +232,50 @@ $(BUILD)/tests/kit-query-sm75: common/tools/query.cu $(LIB_HEADERS)
 
 # --- using the kit -------------------------------------------------------------
 
-need-lab: need-nvcc
+# need-lab: LAB names a lab (need-lab-name), and its program is built.
+need-lab-name:
 	@test -n "$(LAB)" || { echo "make $(MAKECMDGOALS): name a lab, e.g. make $(MAKECMDGOALS) LAB=01 (labs: $(LABS))" >&2; exit 2; }
 	@test -n "$(lab_dir)" || { echo "make $(MAKECMDGOALS): there is no lab '$(LAB)'; the labs are $(LABS)" >&2; exit 2; }
-	@$(MAKE) -s --no-print-directory $(PROGRAM)
+need-lab: need-nvcc need-lab-name
+	@$(MAKE) -s --no-print-directory $(PARALLEL) $(PROGRAM)
+
+# need-gpu: the kit can use a GPU here, asked before anything big is built
+# (kit-query alone; it says what is missing and what to do).
+need-gpu: need-nvcc
+	@$(MAKE) -s --no-print-directory $(BUILD)/bin/kit-query
+	@$(BUILD)/bin/kit-query --check >/dev/null 2>&1 || { $(BUILD)/bin/kit-query --check; \
+	    echo "make $(MAKECMDGOALS) needs a GPU. Without one, make builds everything and make test runs the kit's CPU-side tests." >&2; exit 2; }
 
 # The program of LAB: the student's copy, or the reference with REF=1.
 PROGRAM = $(BUILD)/$(if $(call yes,$(REF)),solutions,labs)/$(lab_dir)/$(call name_of,$(lab_dir))
 # Without ARGS, sanitize and profile run the lab's small, quick case.
 QUICK_ARGS = $(or $(ARGS),$(shell bash common/tools/lab-args.sh $(lab_dir) sanitize-args))
 
-run: need-lab
+# make lab LAB=01: builds that lab, your copy and the reference (what `make`
+# means inside a lab's folder).
+lab: need-nvcc need-lab-name
+	@$(MAKE) -s --no-print-directory $(PARALLEL) $(BUILD)/labs/$(lab_dir)/$(call name_of,$(lab_dir)) \
+	    $(BUILD)/solutions/$(lab_dir)/$(call name_of,$(lab_dir))
+	@echo "built $(lab_dir): make run LAB=$(lab_dir) runs your copy, make check LAB=$(lab_dir) grades it"
+
+# A GPU is asked for first, except to print the options (ARGS=--help).
+run: need-lab-name $(if $(filter --help -h,$(ARGS)),,need-gpu) need-lab
 	$(PROGRAM) $(ARGS)
+
+# compute-sanitizer: SANITIZER, else on PATH, beside nvcc, or where the
+# toolkit or NVIDIA's own package puts it.
+NVCC_DIR = $(dir $(shell command -v $(firstword $(NVCC)) 2>/dev/null))
+SANITIZER_PLACES = $(NVCC_DIR)compute-sanitizer $(NVCC_DIR)../compute-sanitizer/compute-sanitizer \
+	$(if $(CUDA_HOME),$(CUDA_HOME)/bin/compute-sanitizer $(CUDA_HOME)/compute-sanitizer/compute-sanitizer) \
+	/usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer \
+	/opt/nvidia/compute-sanitizer/compute-sanitizer
+SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) $(wildcard $(SANITIZER_PLACES)))
 
 # make sanitize LAB=01 [TOOL=memcheck|racecheck|initcheck|synccheck]
 sanitize: need-lab
-	@command -v compute-sanitizer >/dev/null 2>&1 || { echo "compute-sanitizer not found: it comes with the CUDA toolkit, in the same bin folder as nvcc" >&2; exit 2; }
-	compute-sanitizer --tool $(or $(TOOL),memcheck) --error-exitcode 99 $(PROGRAM) $(QUICK_ARGS)
+	@test -n "$(SANITIZER)" || { echo "compute-sanitizer not found: not on PATH, nor beside nvcc ($(or $(NVCC_DIR),nvcc not found)), nor in /usr/local/cuda or /opt/nvidia. It comes with the CUDA toolkit and as NVIDIA's own package; name it: make sanitize SANITIZER=/path/to/compute-sanitizer" >&2; exit 2; }
+	@test -x "$(SANITIZER)" || { echo "SANITIZER=$(SANITIZER): no such program" >&2; exit 2; }
+	$(SANITIZER) --tool $(or $(TOOL),memcheck) --error-exitcode 99 $(PROGRAM) $(QUICK_ARGS)
 
 # make profile LAB=01 [TOOL=ncu|nsys]: the kernels as timed (the counting
 # build's copies, kit_counted::..., are left out), or a timeline in build/profile/.
@@ -248,7 +289,10 @@ else
 	ncu --clock-control none --kernel-name-base demangled -k regex:'kit_timed::' -c 40 $(PROGRAM) $(QUICK_ARGS)
 endif
 
-demo: all
+# The references only: the demo runs nothing else.
+demo: need-gpu
+	@echo "building the labs' references..."
+	@$(MAKE) -s --no-print-directory $(PARALLEL) solutions
 	@bash common/tools/demo.sh $(LABS)
 
 # The test tools first: a missing Bats is said at once, not after the build.
@@ -258,7 +302,8 @@ test:
 	@bash tests/run.sh $(TESTS)
 
 # Grading (common/grade/grade.sh, settings in common/grade/grading.conf). The
-# compiler command goes along, so that graded programs build as the labs do.
+# compiler command goes along, so that graded programs build as the labs do;
+# the grader builds only the references of the labs it grades, and kit-query.
 GRADE_ENV = KIT_NVCC="$(NVCC)" KIT_ARCH="$(ARCH)" KIT_NVCC_FLAGS="$(NVCCFLAGS)" KIT_BUILD="$(BUILD)"
 SEED ?=
 SANITIZE ?=
@@ -273,12 +318,11 @@ comma := ,
 
 # LAB=01 grades one lab, LAB=01,03 several.
 check: need-nvcc
-	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
 	@$(GRADE_ENV) bash common/grade/grade.sh $(if $(SEED),--seed $(SEED)) $(if $(call yes,$(SANITIZE)),--sanitize) $(if $(call yes,$(NO_SANDBOX)),--no-sandbox) \
 		$(if $(REPORT),--report $(REPORT)) $(subst $(comma), ,$(LAB))
 
 grade-class: need-nvcc
-	@$(MAKE) --no-print-directory -j$(JOBS) solutions tools
+	@$(MAKE) --no-print-directory $(PARALLEL) solutions $(BUILD)/bin/kit-query
 	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(call yes,$(SLURM)),--slurm) $(if $(call yes,$(SANITIZE)),--sanitize) \
 		$(if $(call yes,$(NO_SANDBOX)),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") \
 		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
@@ -295,6 +339,7 @@ help:
 	@echo "  make              build every lab (your copy and the reference) and the tools"
 	@echo "  make demo         run every reference on this GPU, beside the course's K40 figures"
 	@echo "  make test         run the kit's own test suite (GPU tests skip without a GPU)"
+	@echo "  make lab LAB=01   build one lab (your copy and the reference)"
 	@echo "  make run LAB=01   build and run your copy of a lab; REF=1 runs the reference,"
 	@echo "                    ARGS=\"--size 4M\" passes options (ARGS=--help lists them)"
 	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 (or 01,03),"
@@ -311,3 +356,10 @@ help:
 	@echo "Variables: ARCH (default: this GPU; a gencode list also works), NVCC, NVCCFLAGS, V=1 (show"
 	@echo "  commands), TESTS (bats files for make test), KIT_REQUIRE_GPU=1 (a missing GPU fails the tests; =2: a missing second GPU too)."
 	@echo "Grading settings (points, speed factors, limits): common/grade/grading.conf"
+	@echo "Inside a lab's folder (labs/01-coalescing/), make, make run, make check ... mean that lab."
+
+# Anything else: say where the list is. (Also a file nothing can make, such
+# as a lab's source that is missing.)
+.DEFAULT:
+	@case '$@' in */*) echo "make: there is no file '$@', and nothing in the kit makes it" >&2 ;; \
+	    *) echo "make: the kit has no target '$@'; make help lists what you can do" >&2 ;; esac; exit 2

@@ -35,6 +35,148 @@ QUERY="$KIT_BUILD/bin/kit-query"
     assert_output --partial "make run LAB=01"
 }
 
+# The kit's sources as a fresh clone holds them, in DIR.
+kit_sources() {
+    mkdir -p "$1"
+    (cd "$KIT_ROOT" && git ls-files -co --exclude-standard -z | tar --null -cf - -T -) | tar -xf - -C "$1"
+}
+
+@test "kit: in a folder whose path has a space, a lab builds and make check grades it" {
+    local top="$BATS_TEST_TMPDIR/a kit folder/kit"
+    kit_sources "$top"
+    # (KIT_BUILD unset: the copy's own build/ folder, inside the spaced path.)
+    run env -u KIT_BUILD make -s -C "$top" --no-print-directory lab LAB=02
+    assert_success
+    assert_output --partial "built 02-grouping"
+    [ -x "$top/build/labs/02-grouping/grouping" ] || fail "no program"
+    run env -u KIT_BUILD make -s -C "$top" --no-print-directory check LAB=02
+    refute_output --partial "multiple target patterns"
+    refute_output --partial "do not build here"
+    # The skeleton: FAIL on a GPU, SKIP without one; graded either way.
+    assert_output --regexp "02-grouping +(FAIL|SKIP) "
+    # And grading from outside, a build folder whose path has a space too.
+    mkdir -p "$BATS_TEST_TMPDIR/copy"
+    kit_copy "$BATS_TEST_TMPDIR/copy"
+    mkdir -p "$BATS_TEST_TMPDIR/copy/labs/02-grouping"
+    cp "$top/labs/02-grouping/grouping.cu" "$BATS_TEST_TMPDIR/copy/labs/02-grouping/"
+    KIT_BUILD="$top/build" run bash "$BATS_TEST_TMPDIR/copy/common/grade/grade.sh" 02
+    assert_output --regexp "02-grouping +(FAIL|SKIP) "
+}
+
+@test "kit: make demo and make run ask for the GPU first, before building anything big" {
+    local b="$BATS_TEST_TMPDIR/build"
+    mkdir -p "$b/bin" && cp "$QUERY" "$b/bin/"
+    for goal in demo "run LAB=01"; do
+        # shellcheck disable=SC2086
+        CUDA_VISIBLE_DEVICES="" run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$b" $goal
+        assert_failure 2
+        assert_output --partial "needs a GPU"
+        assert_output --partial "cannot run here"
+    done
+    run ls "$b"
+    assert_output "bin"
+    # Printing a lab's options needs no GPU.
+    CUDA_VISIBLE_DEVICES="" run make -s -C "$KIT_ROOT" --no-print-directory run LAB=01 ARGS=--help
+    assert_success
+    assert_output --partial "usage: coalescing"
+}
+
+@test "kit: make check LAB=01 builds Lab 01's reference and kit-query, nothing else, and says so" {
+    local b="$BATS_TEST_TMPDIR/build" copy="$BATS_TEST_TMPDIR/kit"
+    kit_copy "$copy"
+    submission "$copy" skeleton
+    run make -s -C "$copy" --no-print-directory KIT_BUILD="$b" check LAB=01
+    assert_output --partial "grade: building the kit's references of 01-coalescing"
+    assert_output --partial "grade: compiling 1 lab file"
+    assert_output --regexp "01-coalescing +(FAIL|SKIP) "
+    run find "$b" -type f -perm -u+x
+    assert_output --partial "$b/bin/kit-query"
+    assert_output --partial "$b/solutions/01-coalescing/coalescing"
+    [ "${#lines[@]}" = 2 ] || fail "built more than Lab 01's reference and kit-query: $output"
+    [ ! -e "$b/tests" ] || fail "built the tests' tools"
+}
+
+@test "kit: make -jN is honoured, without make's 'forced in submake' warning" {
+    run make -C "$KIT_ROOT" --no-print-directory -j3 all
+    assert_success
+    refute_output --partial "forced in submake"
+    refute_output --partial "resetting jobserver"
+}
+
+@test "kit: make in a lab's folder means that lab; an unknown target points at make help" {
+    run make -s -C "$KIT_ROOT/labs/01-coalescing" --no-print-directory
+    assert_success
+    assert_output --partial "built 01-coalescing"
+    run make -s -C "$KIT_ROOT/labs/01-coalescing" --no-print-directory -n run ARGS=--help
+    assert_success
+    assert_line --regexp "^(\./)?build/labs/01-coalescing/coalescing --help$"
+    run make -s -C "$KIT_ROOT/solutions/01-coalescing" --no-print-directory -n run ARGS=--help
+    assert_success
+    assert_line --regexp "^(\./)?build/solutions/01-coalescing/coalescing --help$"
+    run make -s -C "$KIT_ROOT/labs/03-divergence" --no-print-directory -n check
+    assert_output --regexp "grade.sh .*03-divergence"
+    for dir in "$KIT_ROOT" "$KIT_ROOT/labs/01-coalescing"; do
+        run make -s -C "$dir" --no-print-directory rnu
+        assert_failure 2
+        assert_output --partial "the kit has no target 'rnu'; make help lists what you can do"
+    done
+}
+
+@test "kit: compiler errors name the student's file as the student opens it, and nothing of the kit's" {
+    local copy="$BATS_TEST_TMPDIR/kit" f
+    kit_copy "$copy"
+    submission "$copy" skeleton
+    f="$copy/labs/01-coalescing/coalescing.cu"
+    # A typo in a body, and a launch function whose parameters changed.
+    sed -i '0,/^    \/\* TODO(1) \*\/$/s//    int y = undefined_name;/' "$f"
+    sed -i 's/^void launch_row_sums(const float \*M, float \*sums, unsigned int n)$/void launch_row_sums(const float *M, float *sums, int n)/' "$f"
+    run make -s -C "$copy" --no-print-directory KIT_BUILD="$BATS_TEST_TMPDIR/b" "$BATS_TEST_TMPDIR/b/labs/01-coalescing/timed.o"
+    assert_failure
+    assert_line --regexp "^labs/01-coalescing/coalescing.cu:[0-9]+: error: identifier \"undefined_name\" is undefined"
+    assert_output --partial "labs/01-coalescing/coalescing.cu: error: static assertion failed with \"the lab file's launch_row_sums must keep the kit's parameters"
+    assert_output --partial "in the compilation of \"labs/01-coalescing/coalescing.cu\""
+    refute_output --partial "common/"
+    refute_output --partial "student.cu"
+    refute_output --partial "./labs"
+}
+
+@test "kit: make sanitize finds compute-sanitizer apart from nvcc, or says where it looked" {
+    local bin="$BATS_TEST_TMPDIR/bin"
+    mkdir -p "$bin"
+    printf '#!/bin/sh\necho "fake compute-sanitizer: $*"\n' >"$bin/compute-sanitizer"
+    chmod +x "$bin/compute-sanitizer"
+    PATH="$bin:$PATH" run make -s -C "$KIT_ROOT" --no-print-directory sanitize LAB=01 REF=1
+    assert_success
+    assert_output --regexp "fake compute-sanitizer: --tool memcheck --error-exitcode 99 .*solutions/01-coalescing/coalescing --size"
+    run make -s -C "$KIT_ROOT" --no-print-directory sanitize LAB=01 REF=1 SANITIZER=/nonexistent/compute-sanitizer
+    assert_failure 2
+    assert_output --partial "SANITIZER=/nonexistent/compute-sanitizer: no such program"
+    # Where there is none at all (this machine's toolkit may have one).
+    local nvcc_dir
+    nvcc_dir=$(dirname "$(command -v nvcc)")
+    if ! command -v compute-sanitizer >/dev/null 2>&1 && [ ! -e "$nvcc_dir/compute-sanitizer" ] &&
+        [ ! -e /usr/local/cuda/bin/compute-sanitizer ] && [ ! -e /usr/local/cuda/compute-sanitizer/compute-sanitizer ]; then
+        run make -s -C "$KIT_ROOT" --no-print-directory sanitize LAB=01 REF=1
+        assert_failure 2
+        assert_output --partial "compute-sanitizer not found: not on PATH, nor beside nvcc ($nvcc_dir/)"
+        assert_output --partial "SANITIZER=/path/to/compute-sanitizer"
+    fi
+}
+
+@test "kit: the README and scripts name files that exist, and one range of GPU generations" {
+    local ref missing=()
+    for ref in $(grep -ohE 'tests/[0-9]{2}-[a-z0-9-]+\.bats' "$KIT_ROOT/README.md" "$KIT_ROOT"/tests/*.sh \
+        "$KIT_ROOT"/common/*/*.sh "$KIT_ROOT/.ci/run" | sort -u); do
+        [ -f "$KIT_ROOT/$ref" ] || missing+=("$ref")
+    done
+    [ ${#missing[@]} = 0 ] || fail "named but missing: ${missing[*]}"
+    run grep -n "Turing to Hopper" "$KIT_ROOT/README.md" "$KIT_ROOT"/handouts/*.md "$KIT_ROOT/tests/test_helper.bash"
+    assert_failure
+    # The counts of a machine without a GPU are in the README.
+    run grep -cE "without a GPU.*[0-9]+ passed, 0 failed, [0-9]+ skipped|[0-9]+ passed, 0 failed, [0-9]+ skipped.*without a GPU" "$KIT_ROOT/README.md"
+    refute_output 0
+}
+
 @test "kit: sizes are read as digits, K/M/G and 2^E" {
     local text want
     while read -r text want; do

@@ -336,7 +336,7 @@ EOF
     rep="$BATS_TEST_TMPDIR/report"
     run make -s -C "$BATS_TEST_TMPDIR/kit" check REPORT="$rep" SEED=11
     assert_failure
-    assert_line --regexp "^01-coalescing +FAIL +0/20 +does not compile: labs/01-coalescing/coalescing.cu\([0-9]+\): error"
+    assert_line --regexp "^01-coalescing +FAIL +0/20 +does not compile: labs/01-coalescing/coalescing.cu:[0-9]+: error"
     assert_line --regexp "^02-grouping +FAIL +0/20 +no labs/02-grouping/grouping.cu"
     assert_output --partial "grading seed 11"
     assert_output --partial "make check SEED=11"
@@ -402,7 +402,7 @@ EOF
 
 # bats test_tags=gpu
 @test "make check on a GPU: the shipped skeletons FAIL, each with its first reason" {
-    require_gpu
+    require_gpu_unlocked
     kit_copy "$BATS_TEST_TMPDIR/kit"
     submission "$BATS_TEST_TMPDIR/kit" skeleton
     run make -s -C "$BATS_TEST_TMPDIR/kit" check
@@ -418,7 +418,7 @@ EOF
 # bats test_tags=gpu
 # The references under SANITIZE=1 (the positive control): tests/92.
 @test "make check SANITIZE=1 on a GPU: a read past the end is named" {
-    require_gpu
+    require_gpu_unlocked
     command -v compute-sanitizer >/dev/null || skip "compute-sanitizer not found (it comes with the CUDA toolkit)"
     kit_copy "$BATS_TEST_TMPDIR/kit"
     submission "$BATS_TEST_TMPDIR/kit" off-by-one

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's slurm-wlm where this user may (root, or sudo without a
-# password) so that the Slurm test of tests/07-class.bats can start a
+# password) so that the Slurm test of tests/91-class.bats can start a
 # single-node cluster; CI runs it before `make test`. Never fails: where
 # Slurm cannot be installed, that test skips and says why.
 set -u

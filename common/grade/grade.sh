@@ -69,6 +69,21 @@ die_usage() {
 
 log() { printf '%s\n' "$*" >>"$work/log"; }
 
+# progress TEXT: what the grading is doing, a line per step, on stderr.
+progress() { printf 'grade: %s\n' "$*" >&2; }
+
+# make_path PATH ALIAS: PATH as make must be given it, for make run in the
+# kit: relative to the kit where it lies inside it; elsewhere, where it
+# holds a space (make cannot name such a target), the link ALIAS made to it.
+make_path() {
+    case $1 in
+    "$kit_top") printf '.' ;;
+    "$kit_top"/*) printf '%s' "${1#"$kit_top"/}" ;;
+    *" "*) ln -sfn "$1" "$2" && printf '%s' "$2" ;;
+    *) printf '%s' "$1" ;;
+    esac
+}
+
 # ---------------------------------------------------------------------------
 # Building one lab (runs in the background, beside the other labs): writes
 # $work/labs/LAB/status: "OK", or "FAIL<TAB>reason" or "SKIP<TAB>reason".
@@ -101,7 +116,8 @@ build_lab() {
     fi
     sandbox_own "$dir/build"
     local make_args=(-s --no-print-directory -C "$kit_top" GRADED_LAB="$lab" STUDENT_SRC="$dir/src/$name.cu"
-        GRADED_DIR="$dir/build" KIT_BUILD="$ref_build" NVCC="$KIT_NVCC" NVCCFLAGS="$KIT_NVCC_FLAGS" ARCH="$KIT_ARCH")
+        GRADED_DIR="$dir/build" STUDENT_SHOWN="$shown" KIT_BUILD="$(make_path "$ref_build" "$dir/build/ref")"
+        NVCC="$KIT_NVCC" NVCCFLAGS="$KIT_NVCC_FLAGS" ARCH="$KIT_ARCH")
     local btime bmem
     btime=$(conf_get "$lab" build-time-limit)
     bmem=$(conf_get "$lab" build-memory-limit)
@@ -379,19 +395,31 @@ main() {
         KIT_ARCH=$(make -s --no-print-directory -C "$kit_top" NVCC="$KIT_NVCC" print-arch 2>/dev/null | tail -n 1)
     fi
     KIT_ARCH=$(concrete_arch "$KIT_ARCH")
-    work=$(mktemp -d "${TMPDIR:-/tmp}/kit-grade.XXXXXX") && work=$(cd "$work" && pwd -P)
+    # A folder whose path holds no space: make names files in it.
+    local tmp=${TMPDIR:-/tmp}
+    [[ $tmp != *" "* ]] || tmp=/tmp
+    work=$(mktemp -d "$tmp/kit-grade.XXXXXX") && work=$(cd "$work" && pwd -P)
     # The sandbox's user (uid 65534, as root) must reach its own folders.
     chmod 711 "$work"
     trap 'rm -rf "$work"' EXIT
     : >"$work/log"
 
-    # The references and kit-query, built from this copy of the kit.
-    if ! make -s --no-print-directory -C "$kit_top" -j"$(nproc 2>/dev/null || echo 2)" KIT_BUILD="$ref_build" \
-        NVCC="$KIT_NVCC" NVCCFLAGS="$KIT_NVCC_FLAGS" ARCH="$KIT_ARCH" solutions "$ref_build/bin/kit-query" \
-        >"$work/ref-build.log" 2>&1; then
-        cat "$work/ref-build.log" >&2
-        echo "grade.sh: the kit's own references do not build here; see above" >&2
-        exit 3
+    # The references of the labs graded here, and kit-query, built from this
+    # copy of the kit (make names targets relative to it: its path may hold
+    # a space, which make cannot).
+    local targets=() make_ref ref_make
+    ref_make=$(make_path "$ref_build" "$work/ref-build")
+    targets=("$ref_make/bin/kit-query")
+    for lab in "${labs[@]}"; do targets+=("$ref_make/solutions/$lab/${lab#*-}"); done
+    make_ref=(make -s --no-print-directory -C "$kit_top" KIT_BUILD="$ref_make" NVCC="$KIT_NVCC"
+        NVCCFLAGS="$KIT_NVCC_FLAGS" ARCH="$KIT_ARCH")
+    if ! "${make_ref[@]}" -q "${targets[@]}" >/dev/null 2>&1; then
+        progress "building the kit's references of ${labs[*]} (once)"
+        if ! "${make_ref[@]}" -j"$(nproc 2>/dev/null || echo 2)" "${targets[@]}" >"$work/ref-build.log" 2>&1; then
+            cat "$work/ref-build.log" >&2
+            echo "grade.sh: the kit's own references do not build here; see above" >&2
+            exit 3
+        fi
     fi
 
     [ -z "$report" ] || { mkdir -p "$report" && hides+=("$report"); } || exit 3
@@ -420,6 +448,7 @@ main() {
 
     # Every lab built at once (half the cores: each build runs two nvcc).
     local running=0 started=$SECONDS
+    progress "compiling ${#labs[@]} lab file(s) of ${origin:-$labs_dir}, $jobs at a time"
     for lab in "${labs[@]}"; do
         mkdir -p "$work/labs/$lab/src" "$work/labs/$lab/build"
         build_lab "$lab" &
@@ -431,6 +460,7 @@ main() {
     done
     wait
     log "built in $((SECONDS - started)) s"
+    progress "compiled in $((SECONDS - started)) s"
 
     # Then the runs, one lab after the other, holding the GPU.
     local held=""
@@ -452,7 +482,10 @@ main() {
                     fi
                     held=yes
                 fi
-                [ "$verdict" = SKIP ] || grade_runs "$lab"
+                if [ "$verdict" != SKIP ]; then
+                    progress "$lab: running on the GPU"
+                    grade_runs "$lab"
+                fi
             fi
         fi
         [ "$verdict" = FAIL ] && points=0
