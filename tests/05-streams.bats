@@ -74,7 +74,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: the reference passes at the default size; every run of every version verifies" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -92,14 +92,14 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: pinned copies are at least ${KIT_MIN_PINNED_OVER_PAGEABLE}x faster than pageable ones" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_at_least "$(kv pinned-vs-pageable-h2d)" "$KIT_MIN_PINNED_OVER_PAGEABLE" "pinned over pageable"
 }
 
 # bats test_tags=gpu,perf
 @test "05: with the kernel as long as the copies in, the pipeline hides the kernels" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP_BALANCED" \
         "pipeline speedup over pinned serial"
@@ -110,7 +110,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: with the course's plain kernel the pipeline still beats serial ${KIT_MIN_PIPELINE_SPEEDUP}x" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     [ "$(kv copy-engines)" -ge 2 ] ||
         skip "one copy engine: copies in and out cannot overlap (the balanced test covers it)"
@@ -119,7 +119,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: the timeline shows copies beside kernels, three operations at once" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_line "overlap-judged: yes"
     assert_equal "$(kv timeline-kernel-launches)" "$(kv timeline-chunks)"
@@ -133,7 +133,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: many hardware queues: the course's scheduling examples lose their false dependencies" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     local most
     # Breadth-first needs 2 units, as in the course; with 8 queues depth-first does too.
@@ -152,7 +152,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: the default run takes seconds, not minutes" {
-    require_gpu
+    require_gpu_alone
     assert_default_run_quick "$LAB" 20
 }
 
@@ -160,7 +160,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: one hardware queue (--connections 1): the false dependencies of the course come back" {
-    require_gpu
+    require_gpu_alone
     run "$REF" --connections 1 --streams 8 --size "$SIZE"
     assert_success
     assert_line "connections: 1"
@@ -202,7 +202,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: kernels in the default stream fail: no copy runs beside a kernel" {
-    require_gpu
+    require_gpu_alone
     run "$FIXTURES/default-stream" --size "$SIZE" --streams 4
     assert_failure 1
     assert_line "result: FAIL"
@@ -218,7 +218,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: a pipeline that stops copying in fails: the device inputs are poisoned before every run" {
-    require_gpu
+    require_gpu_alone
     run "$FIXTURES/skip-copies" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"
@@ -228,7 +228,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: a pipeline that returns before its streams are done fails" {
-    require_gpu
+    require_gpu_alone
     run "$FIXTURES/no-wait" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"
@@ -239,7 +239,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: pageable host memory from alloc_host fails" {
-    require_gpu
+    require_gpu_alone
     run "$FIXTURES/pageable" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"
@@ -250,7 +250,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: uneven chunks and sizes no multiple of a block verify" {
-    require_gpu
+    require_gpu_alone
     run "$REF" --size 1000003 --streams 7 --reps 2
     assert_success
     assert_line "size: 1000003"
@@ -262,7 +262,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: --seed is used and printed; --csv writes the table; --timeline writes every operation" {
-    require_gpu
+    require_gpu_alone
     local csv="$BATS_TEST_TMPDIR/table.csv" tl="$BATS_TEST_TMPDIR/timeline.csv"
     run "$REF" --size 1M --streams 4 --reps 2 --seed 42 --csv "$csv" --timeline "$tl"
     assert_success

@@ -78,7 +78,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: the reference passes at the default size, every sum checked" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -100,7 +100,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: latency rises from L1 to L2 to DRAM, and cycles and ns agree with the clock" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     local l1 l2 dram clock
     l1=$(kv latency-l1-cycles) l2=$(kv latency-l2-cycles) dram=$(kv latency-dram-cycles) clock=$(kv sm-clock-ghz)
@@ -114,7 +114,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: on Hopper, L2 and DRAM latency lie in the published ranges" {
-    require_gpu
+    require_gpu_alone
     case "$(gpu_cc)" in 9.*) ;; *) skip "not a Hopper GPU (compute capability $(gpu_cc))" ;; esac
     run_reference_once "$LAB"
     local l2 dram
@@ -127,7 +127,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: Little's law: the reference's figures, and the notes' Kepler slip corrected" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_equal "$(kv little-warps-per-sm)" "$(kv expected-little-warps-per-sm)"
     assert_equal "$(kv little-loads-per-thread)" "$(kv expected-little-loads-per-thread)"
@@ -143,7 +143,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: bandwidth rises with the warps per SM and flattens near Little's law" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     local curve best=0 point w gbs
     curve=$(kv occupancy-curve)
@@ -162,7 +162,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: ILP: ${KIT_MIN_ILP_FRACTION_OF_TLP} of full-occupancy TLP with 8 warps per SM" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_at_least "$(kv ilp-best-over-tlp-full)" "$KIT_MIN_ILP_FRACTION_OF_TLP" "sum_ilp at 8 warps over sum_tlp full"
     assert_at_least "$(kv ilp-16-over-1)" 2 "16 loads per thread over 1"
@@ -173,7 +173,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: float against double, and intrinsics, beside the documented throughputs" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-sinf-intrinsic)" "$KIT_MIN_SINF_INTRINSIC_SPEEDUP" "__sinf over sinf"
     local documented
@@ -185,7 +185,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: accuracy: expf and sinf within 2 ulp, the intrinsics and fast math lose more" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     holds "$(kv max-ulp-expf)" 2 "a <= b" || fail "expf: $(kv max-ulp-expf) ulp"
     holds "$(kv max-ulp-sinf)" 2 "a <= b" || fail "sinf: $(kv max-ulp-sinf) ulp"
@@ -198,7 +198,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: default run takes seconds, not minutes" {
-    require_gpu
+    require_gpu_alone
     assert_default_run_quick "$LAB" 20
 }
 
@@ -218,7 +218,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: sizes that are no multiple of the warp or of 4 verify" {
-    require_gpu
+    require_gpu_alone
     for size in 1000003 33; do
         # shellcheck disable=SC2086
         run "$REF" --size "$size" $QUICK
@@ -230,7 +230,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: --seed is used and printed; --loads runs one K; --csv writes the table" {
-    require_gpu
+    require_gpu_alone
     local csv="$BATS_TEST_TMPDIR/table.csv"
     # shellcheck disable=SC2086
     run "$REF" --size 1M --seed 42 --loads 4 $QUICK --csv "$csv"

@@ -65,7 +65,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: the reference passes at the default size; every run of every version checked" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -83,7 +83,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: one GPU says the multi-GPU part needs two; more GPUs run it" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     if [ "$(kv gpus-visible)" = 1 ]; then
         assert_line "multi-gpu: skipped (1 GPU)"
@@ -98,7 +98,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: on one GPU, ${KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU}x faster with 4 streams than with one" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB"
     [ "$(kv copy-engines)" -ge 2 ] || skip "one copy engine: the copies out cannot run beside the copies in"
     assert_at_least "$(kv speedup-streams-1-gpu)" "$KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU" "4 streams over 1"
@@ -106,7 +106,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: the checks catch the kit's own wrong versions; its right version passes" {
-    require_gpu
+    require_gpu_alone
     run_reference_once "$LAB" --selftest --seed 11
     assert_success
     assert_line "result: PASS"
@@ -143,7 +143,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: sizes that are no multiple of the GPUs, streams or blocks verify" {
-    require_gpu
+    require_gpu_alone
     run "$REF" --size 1000003 --streams 7 --reps 2
     assert_success
     assert_line "size: 1000003"
@@ -156,7 +156,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: --seed is used and printed; --csv writes the tables" {
-    require_gpu
+    require_gpu_alone
     local csv="$BATS_TEST_TMPDIR/table.csv" versions
     run "$REF" --size 1M --reps 2 --seed 42 --streams 2 --csv "$csv"
     assert_success
@@ -173,7 +173,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: default run takes seconds, not minutes" {
-    require_gpu
+    require_gpu_alone
     assert_default_run_quick "$LAB" 20
 }
 
@@ -181,7 +181,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: on every GPU: the split verified, peer access judged, every copy and kernel checked" {
-    require_gpus 2
+    require_gpus 2 alone
     run_reference_once "$LAB"
     assert_success
     local key
@@ -200,7 +200,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: N GPUs, one stream each, reach ${KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS} of what the host links allow" {
-    require_gpus 2
+    require_gpus 2 alone
     run_reference_once "$LAB"
     local n=$(kv gpus) links=$(kv host-link-scaling) allow
     allow=$(awk -v n="$n" -v l="$links" -v f="$KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS" \
@@ -211,7 +211,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: two GPUs, one stream each, at least ${KIT_MIN_MULTI_GPU_SPEEDUP}x one GPU where each has its own host link" {
-    require_gpus 2
+    require_gpus 2 alone
     run_reference_once "$LAB"
     [ "$(kv gpus)" = 2 ] || skip "the kit sees $(kv gpus) GPUs; this test is for two (the one above holds for any number)"
     awk -v l="$(kv host-link-scaling)" -v m="$KIT_MIN_HOST_LINK_SCALING" 'BEGIN { exit !(l >= m) }' ||
@@ -221,7 +221,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: a kernel reading another GPU's memory is ${KIT_MIN_REMOTE_OVER_LOCAL}x slower than on its own" {
-    require_gpus 2
+    require_gpus 2 alone
     run_reference_once "$LAB"
     [ "$(kv peer-access)" = supported ] || skip "GPUs 0 and 1 cannot reach each other's memory"
     assert_at_least "$(kv remote-add-over-local)" "$KIT_MIN_REMOTE_OVER_LOCAL" "remote over local time"
@@ -229,7 +229,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: over a direct link, peer copies are ${KIT_MIN_PEER_OVER_STAGED_NVLINK}x the copies staged through the host" {
-    require_gpus 2
+    require_gpus 2 alone
     run_reference_once "$LAB"
     [ "$(kv peer-link)" = nvlink-class ] || skip "GPUs 0 and 1 have no link faster than PCIe (peer-link: $(kv peer-link))"
     assert_at_least "$(kv peer-over-staged)" "$KIT_MIN_PEER_OVER_STAGED_NVLINK" "peer over staged bandwidth"
@@ -249,7 +249,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: the checks catch wrong peer access; the kit's right one passes" {
-    require_gpus 2
+    require_gpus 2 alone
     run_reference_once "$LAB" --selftest --seed 11
     assert_success
     if [ "$(kv peer-access)" = supported ]; then

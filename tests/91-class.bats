@@ -225,7 +225,7 @@ assert_fixture_verdicts() {
 
 # bats test_tags=gpu
 @test "grade-class on a GPU: the fixtures decided by a run get their verdicts; honest students full marks; nothing left running" {
-    require_gpu
+    require_gpu_unlocked
     kit_copy "$BATS_TEST_TMPDIR/kit"
     printf '\n[01-coalescing]\ntime-limit = 20\n' >>"$BATS_TEST_TMPDIR/kit/common/grade/grading.conf"
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"

@@ -5,6 +5,15 @@
 # test is never counted as passed; KIT_REQUIRE_GPU=1 turns every skip for a
 # missing GPU into a failure, KIT_REQUIRE_GPU=2 also every skip for a
 # missing second GPU.
+#
+# The files run side by side, KIT_TEST_JOBS at a time (default: half the
+# CPU cores, 2 to 8), each in a Bats of its own, longest first (by the
+# last run's times, kept in the build folder). The GPU is shared by lock
+# (tests/test_helper.bash): tests that only check results hold it together,
+# a test whose figures are times holds it alone, and so does the grader
+# while it runs programs; so timings are taken with nothing else on the
+# GPU, and everything else overlaps. A line per file says how it went; the
+# whole TAP stream follows, in file order, then the totals.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,18 +29,75 @@ if command -v npm >/dev/null 2>&1; then
         export BATS_LIB_PATH="${BATS_LIB_PATH:-/usr/lib/bats:/usr/local/lib/bats}:$npm_root"
     fi
 fi
-bash "$here/setup-bats.sh" || exit 1
-
 export KIT_BUILD="${KIT_BUILD:-$top/build}"
-mkdir -p "$KIT_BUILD"
+results="$KIT_BUILD/tests/results"
 log="$KIT_BUILD/tests.tap"
+times="$KIT_BUILD/tests/times"
+
+# run_file FILE: its TAP into results/NAME.tap, its seconds into
+# results/NAME.time, and a line that says how it went.
+run_file() {
+    local f=$1 name start rc
+    name=$(basename "$f" .bats)
+    start=$SECONDS
+    # shellcheck disable=SC2086
+    bats --tap ${BATS_FLAGS:-} "$f" >"$results/$name.tap" 2>&1
+    rc=$?
+    echo "$((SECONDS - start)) $name.bats" >"$results/$name.time"
+    awk -v f="tests/$name.bats" -v s="$((SECONDS - start))" -v rc="$rc" '
+        /^ok / { if ($0 ~ /# skip/) k++; else p++ }
+        /^not ok / { n++ }
+        END { printf "%s: %d passed, %d failed, %d skipped (%d s)%s\n", f, p, n, k, s,
+              (rc != 0 && n == 0) ? ", bats exited " rc : "" }' "$results/$name.tap"
+}
+if [ "${1:-}" = --one ]; then
+    run_file "$2"
+    exit 0
+fi
+
+bash "$here/setup-bats.sh" || exit 1
+rm -rf "$results"
+mkdir -p "$results"
+# The GPU's lock, shared by the tests and the grader they start (a sticky,
+# world-writable folder, as the grader wants it).
+export KIT_LOCK_DIR="${KIT_LOCK_DIR:-$KIT_BUILD/tests/locks}"
+mkdir -p "$KIT_LOCK_DIR" && chmod 1777 "$KIT_LOCK_DIR"
 
 if [ $# -eq 0 ]; then
     set -- "$here"/*.bats
 fi
-# shellcheck disable=SC2086
-bats --tap ${BATS_FLAGS:-} "$@" | tee "$log"
-status=${PIPESTATUS[0]}
+jobs=${KIT_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) / 2))}
+[ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
+[ "$jobs" -le 8 ] || jobs=8
+
+# Longest first: the last run's seconds per file (unknown files first).
+order=$(for f in "$@"; do
+    t=$(awk -v f="$(basename "$f")" '$2 == f { t = $1 } END { print t + 0 }' "$times" 2>/dev/null)
+    [ -n "$t" ] && [ "$t" != 0 ] || t=100000
+    printf '%s\t%s\n' "$t" "$f"
+done | sort -t "$(printf '\t')" -k1,1nr | cut -f2-)
+
+printf '%s\n' "$order" | xargs -d '\n' -P "$jobs" -n 1 bash "$here/run.sh" --one
+
+# The TAP stream, in file order, numbered again; the totals. A file that
+# ran no plan (Bats could not load it) is a failure of its own.
+for f in "$@"; do
+    name=$(basename "$f" .bats)
+    if [ ! -f "$results/$name.tap" ] || ! grep -qE '^1\.\.[0-9]+$' "$results/$name.tap"; then
+        echo "not ok 0 tests/$name.bats: Bats ran no test of it"
+        sed 's/^/# /' "$results/$name.tap" 2>/dev/null
+        continue
+    fi
+    cat "$results/$name.tap"
+done | awk '
+    /^1\.\.[0-9]+$/ { next }
+    /^(ok|not ok) [0-9]+/ { n++; sub(/^(ok|not ok) [0-9]+/, ($1 == "ok" ? "ok " : "not ok ") n) }
+    { lines[++k] = $0 }
+    END { print "1.." n; for (i = 1; i <= k; i++) print lines[i] }' >"$log"
+status=0
+grep -q '^not ok ' "$log" && status=1
+cat "$log"
+cat "$results"/*.time >"$times" 2>/dev/null
 
 awk '
     /^ok / { if ($0 ~ /# skip/) skipped++; else passed++ }

@@ -14,7 +14,7 @@ bats_load_library bats-assert
 
 # ---------------------------------------------------------------------------
 # Thresholds, all in one place. Each is a ratio measured within one run and
-# must hold on every supported GPU (Turing to Hopper), not only the one the
+# must hold on every supported GPU (Turing to Blackwell), not only the one the
 # kit was developed on; the handouts give the figures measured there.
 # ---------------------------------------------------------------------------
 
@@ -126,10 +126,12 @@ KIT_MIN_PEER_OVER_STAGED_NVLINK=3
 lab_program() { echo "$KIT_BUILD/labs/$1/${1#*-}"; }
 ref_program() { echo "$KIT_BUILD/solutions/$1/${1#*-}"; }
 
-# Skips the test when no usable GPU is here, with the reason the kit gives;
-# with KIT_REQUIRE_GPU=1 (or 2, ...) the same absence fails it, so that a
-# run on a GPU machine cannot pass by skipping.
-require_gpu() {
+# require_gpu_unlocked: skips the test when no usable GPU is here, with the
+# reason the kit gives; with KIT_REQUIRE_GPU=1 (or 2, ...) the same absence
+# fails it, so that a run on a GPU machine cannot pass by skipping. For a
+# test that runs the grader, which holds the GPU's lock alone while it
+# runs programs; other tests hold it themselves (below).
+require_gpu_unlocked() {
     local out
     out=$("$KIT_BUILD/bin/kit-query" --check 2>&1) && return 0
     if [ "${KIT_REQUIRE_GPU:-0}" != 0 ]; then
@@ -139,6 +141,41 @@ require_gpu() {
     skip "no usable GPU: ${out%%. *}"
 }
 
+# The GPU's lock: the grader's own (common/grade/lib.sh: gpu_lock, a flock
+# on KIT_LOCK_DIR/gpu-UUID.lock), which tests/run.sh points at a folder of
+# the suite's. Tests whose figures are only results and counts hold it
+# shared, side by side; a test whose figures are times holds it alone, as
+# the grader does while it runs programs; so nothing else runs on the GPU
+# while anything is timed. The lock goes with the test's process. Outside
+# tests/run.sh (no KIT_LOCK_DIR) nothing runs beside a test: no lock.
+kit_gpu_lock_fd="" kit_gpu_lock_mode=""
+kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
+    local uuid key file
+    [ -n "${KIT_LOCK_DIR:-}" ] || return 0
+    kit_gpu_lock_mode=$1
+    [ "$1" != -u ] || { [ -z "$kit_gpu_lock_fd" ] || flock -u "$kit_gpu_lock_fd"; return 0; }
+    if [ -z "$kit_gpu_lock_fd" ]; then
+        uuid=$("$KIT_BUILD/bin/kit-query" 2>/dev/null | sed -n 's/^uuid: //p')
+        key=$(printf '%s' "${uuid:-gpu0}" | tr -c 'A-Za-z0-9._-' _)
+        file="$KIT_LOCK_DIR/gpu-$key.lock"
+        [ -e "$file" ] || (umask 022 && : >>"$file")
+        exec {kit_gpu_lock_fd}<"$file"
+    fi
+    flock "$1" "$kit_gpu_lock_fd"
+}
+
+# require_gpu: a usable GPU, held with the tests that only check results.
+require_gpu() {
+    require_gpu_unlocked
+    kit_gpu_lock -s
+}
+
+# require_gpu_alone: a usable GPU, held alone: the test's figures are times.
+require_gpu_alone() {
+    require_gpu_unlocked
+    kit_gpu_lock -x
+}
+
 # The number of GPUs the kit sees (needs one).
 gpus_visible() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^gpus-visible: //p'; }
 
@@ -146,9 +183,9 @@ gpus_visible() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^gpus-visible: //p'; }
 # GPUs, saying how many it sees. KIT_REQUIRE_GPU=N (or more) makes the
 # same absence fail, for a machine that should have N GPUs; KIT_REQUIRE_GPU=1
 # keeps its meaning: one GPU required, the tests for more skip.
-require_gpus() {
+require_gpus() { # N [alone]
     local want=$1 have
-    require_gpu
+    if [ "${2:-}" = alone ]; then require_gpu_alone; else require_gpu; fi
     have=$(gpus_visible)
     [ "${have:-0}" -ge "$want" ] && return 0
     if [ "${KIT_REQUIRE_GPU:-0}" -ge "$want" ] 2>/dev/null; then
@@ -210,10 +247,14 @@ run_reference_once() {
     shift
     cache="$BATS_FILE_TMPDIR/ref-$(echo "$lab $*" | tr -c 'A-Za-z0-9' _)"
     if [ ! -f "$cache.status" ]; then
+        # Its times are the file's figures: the GPU alone while it runs.
+        local held=${kit_gpu_lock_mode:--u}
+        kit_gpu_lock -x
         start=$(date +%s%N)
         "$(ref_program "$lab")" "$@" >"$cache.out" 2>&1
         echo $? >"$cache.status"
         echo $((($(date +%s%N) - start) / 1000000)) | awk '{ printf "%.1f\n", $1 / 1000 }' >"$cache.seconds"
+        kit_gpu_lock "$held"
     fi
     output=$(cat "$cache.out")
     status=$(cat "$cache.status")
