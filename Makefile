@@ -126,20 +126,29 @@ STUDENT_CC = bash common/tools/student-cc.sh '$(or $(STUDENT_SHOWN),$(3))' '$(ca
 	$(call student_flags,$(1),$(2)) $(INCLUDES) -Xcompiler -Wall,-Wextra \
 	-I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
 	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"$(call student_file,$(3))"' \
-	-c -o $@ common/harness/student.cu
+	--keep --keep-dir $(KEEP_DIR) -c -o $@ common/harness/student.cu
+# nvcc's intermediate files of one compilation (the PTX the grader checks);
+# the module they hold is kept beside the object, for the judge: the fatbin
+# (every architecture built) and one PTX (the kernels' names).
+KEEP_DIR = $(@D)/keep-$(basename $(@F))
+KEEP_MODULE = cp $(KEEP_DIR)/student.fatbin $(basename $@).fatbin && \
+	cp "$$(ls $(KEEP_DIR)/*.ptx | head -n 1)" $(basename $@).ptx
+KEPT = $(KEEP_MODULE) && rm -rf $(KEEP_DIR)
 
 # build/labs/01-coalescing/timed.o from labs/01-coalescing/coalescing.cu
 $(BUILD)/%/timed.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
 		common/harness/$$(notdir $$*).h $(LIB_HEADERS)
-	@mkdir -p $(@D)
+	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,0,$(notdir $*),$<)
+	$(Q)$(KEPT)
 
 $(BUILD)/%/counted.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
 		common/harness/$$(notdir $$*).h $(LIB_HEADERS)
-	@mkdir -p $(@D)
+	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,1,$(notdir $*),$<)
+	$(Q)$(KEPT)
 
 # $(1): labs or solutions; $(2): the lab.
 define harnessed_program
@@ -148,6 +157,52 @@ $(BUILD)/$(1)/$(2)/$(call name_of,$(2)): $(call harness_objects,$(2)) $(BUILD)/$
 	$(Q)$(NVCC) $(ARCH) -o $$@ $$^
 endef
 $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed_program,$(side),$(lab)))))
+
+# --- the judge and its worker (grading; common/lib/kit_judge.h) ----------------
+# Each judged lab's harness is built once more as its judge, with
+# KIT_JUDGE=1 and the stubs of common/harness/judge.cu: build/judge/LAB/judge.
+# Its worker is common/harness/worker.cu (build/judge/LAB/worker.o) linked
+# with a student's two objects: build/solutions/LAB/worker for the
+# reference, GRADED_DIR/worker for a graded file. A lab whose contract says
+# KIT_STUDENT_HOST_CODE (the student's host code drives the GPU: Labs 05
+# and 08) is still graded in one process.
+JUDGED := $(foreach lab,$(LABS),$(if $(shell grep -l KIT_STUDENT_HOST_CODE common/harness/$(lab).h),,$(lab)))
+judge_objects = $(patsubst common/harness/%.cu,$(BUILD)/judge/%.o,\
+	$(wildcard common/harness/$(1).cu common/harness/$(1)-*.cu)) $(BUILD)/judge/$(1)/stubs.o
+JUDGE_FLAGS = $(KIT_FLAGS) -DKIT_JUDGE=1
+
+define judge_rules
+$(filter-out %/stubs.o,$(call judge_objects,$(1))): $(BUILD)/judge/%.o: common/harness/%.cu \
+		$(wildcard common/harness/$(1).h common/harness/$(1)-*.h) $(LIB_HEADERS)
+	@mkdir -p $$(@D)
+	@echo "  NVCC  $$@"
+	$(Q)$(NVCC) $(JUDGE_FLAGS) -DKIT_LAB_NAME='"$(1)"' $$(call object_flags,$$<) -c -o $$@ $$<
+$(BUILD)/judge/$(1)/stubs.o: common/harness/judge.cu common/harness/$(1).h $(LIB_HEADERS)
+	@mkdir -p $$(@D)
+	@echo "  NVCC  $$@"
+	$(Q)$(NVCC) $(JUDGE_FLAGS) -DKIT_LAB_H='"$(1).h"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<
+$(BUILD)/judge/$(1)/judge: $(call judge_objects,$(1))
+	@echo "  LINK  $$@"
+	$(Q)$(NVCC) $(ARCH) -o $$@ $$^ -ldl
+$(BUILD)/judge/$(1)/worker.o: common/harness/worker.cu common/harness/$(1).h $(LIB_HEADERS)
+	@mkdir -p $$(@D)
+	@echo "  NVCC  $$@"
+	$(Q)$(NVCC) $(KIT_FLAGS) -DKIT_LAB_H='"$(1).h"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<
+$(foreach side,labs solutions,$(BUILD)/$(side)/$(1)/worker): $(BUILD)/%/$(1)/worker: $(BUILD)/judge/$(1)/worker.o \
+		$(BUILD)/%/$(1)/timed.o $(BUILD)/%/$(1)/counted.o
+	@echo "  LINK  $$@"
+	$(Q)$(NVCC) $(ARCH) -o $$@ $$^
+endef
+$(foreach lab,$(JUDGED),$(eval $(call judge_rules,$(lab))))
+
+# What grading a lab needs of the kit: its reference, and where it is
+# judged, the judge and the reference's worker.
+grading_needs = $(BUILD)/solutions/$(1)/$(call name_of,$(1)) \
+	$(if $(filter $(1),$(JUDGED)),$(BUILD)/judge/$(1)/judge $(BUILD)/judge/$(1)/worker.o $(BUILD)/solutions/$(1)/worker)
+judges: $(foreach lab,$(JUDGED),$(call grading_needs,$(lab)) $(BUILD)/labs/$(lab)/worker)
+# The judged labs, for the grader.
+print-judged:
+	@echo '$(JUDGED)'
 
 # --- grading: one program from a student's file anywhere --------------------
 # common/grade/grade.sh builds each graded program with these rules, inside
@@ -161,18 +216,22 @@ GRADED_LAB ?=
 STUDENT_SRC ?=
 STUDENT_SHOWN ?=
 GRADED_DIR ?= $(BUILD)/graded
-.PHONY: graded graded-objects print-arch
+.PHONY: graded graded-objects print-arch judges print-judged
 # The PTX's line information names the student's lines (it changes no code).
-GRADED_FLAGS = $(if $(filter -lineinfo -G,$(NVCCFLAGS)),,-lineinfo) --keep --keep-dir $(@D)/keep-$(basename $(@F))
+GRADED_FLAGS = $(if $(filter -lineinfo -G,$(NVCCFLAGS)),,-lineinfo)
 ifneq ($(STUDENT_SRC),)
-graded: $(GRADED_DIR)/$(call name_of,$(GRADED_LAB))
+graded: $(GRADED_DIR)/$(call name_of,$(GRADED_LAB)) $(if $(filter $(GRADED_LAB),$(JUDGED)),$(GRADED_DIR)/worker)
 graded-objects: $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
+# The intermediate files stay (the grader checks them, then removes them).
 $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o: $(STUDENT_SRC) common/harness/student.cu \
 		common/harness/$(GRADED_LAB).h $(LIB_HEADERS)
-	@mkdir -p $(@D)/keep-$(basename $(@F))
+	@mkdir -p $(KEEP_DIR)
 	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC)) $(GRADED_FLAGS)
+	$(Q)$(KEEP_MODULE)
 $(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
 	$(Q)$(NVCC) $(ARCH) -o $@ $(call harness_objects,$(GRADED_LAB)) $^
+$(GRADED_DIR)/worker: $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
+	$(Q)$(NVCC) $(ARCH) -o $@ $(BUILD)/judge/$(GRADED_LAB)/worker.o $^
 else
 graded graded-objects:
 	@echo "make $@: give GRADED_LAB, STUDENT_SRC and GRADED_DIR" >&2; exit 64
@@ -195,13 +254,17 @@ $(BUILD)/tests/fixtures/%.cu: tests/fixtures/%.sed $$(call fixture_ref,$$*)
 
 $(BUILD)/tests/fixtures/%.timed.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
 		common/harness/$$(call fixture_lab,$$*).h $(LIB_HEADERS)
+	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,0,$(call fixture_lab,$*),$<)
+	$(Q)rm -rf $(KEEP_DIR)
 
 $(BUILD)/tests/fixtures/%.counted.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
 		common/harness/$$(call fixture_lab,$$*).h $(LIB_HEADERS)
+	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,1,$(call fixture_lab,$*),$<)
+	$(Q)rm -rf $(KEEP_DIR)
 
 # Kept: compiler messages name them.
 .SECONDARY: $(FIXTURES:%=%.cu)
@@ -299,6 +362,7 @@ demo: need-gpu
 test:
 	@bash tests/setup-bats.sh
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) -s --no-print-directory $(PARALLEL) judges
 	@bash tests/run.sh $(TESTS)
 
 # Grading (common/grade/grade.sh, settings in common/grade/grading.conf). The

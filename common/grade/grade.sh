@@ -69,6 +69,9 @@ die_usage() {
 
 log() { printf '%s\n' "$*" >>"$work/log"; }
 
+# The worker's end of the judge's socket (common/lib/kit_proto.h).
+KIT_WORKER_FD=3
+
 # progress TEXT: what the grading is doing, a line per step, on stderr.
 progress() { printf 'grade: %s\n' "$*" >&2; }
 
@@ -162,41 +165,122 @@ build_lab() {
 # ---------------------------------------------------------------------------
 
 # run_one WHO PROG ARGS [sanitize]: runs PROG (student or reference) with
-# ARGS in the sandbox; sets rd (its run folder) and run_rc.
+# ARGS; sets rd (its run folder) and run_rc. Where the lab is judged
+# (judge_mode), the lab's judge runs outside the sandbox, holding the
+# result channel, and starts PROG's worker (PROG's folder/worker) inside it,
+# with no folder it may write and no descriptor but its socket; otherwise
+# PROG itself runs in the sandbox and writes the channel.
 run_one() {
-    local who=$1 prog=$2 args=$3 mode=${4:-} rfd wall cmd=()
+    local who=$1 prog=$2 args=$3 mode=${4:-} rfd wall cmd=() cpu worker
     runs=$((runs + 1))
     rd="$dir/run-$runs"
     mkdir -p "$rd"
     : >"$rd/out"
     : >"$rd/err"
     : >"$rd/result"
+    : >"$rd/worker.log"
     sandbox_own "$rd"
     KIT_RESULT_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
     wall=$limit
-    if [ "$mode" = sanitize ]; then
-        wall=$(conf_get "$lab" sanitize-time-limit)
-        cmd=(compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4 --log-file "$rd/sanitizer.log")
-    fi
-    # shellcheck disable=SC2206
-    cmd+=("$prog" $args)
-    sb_extra=(--ro-bind "$(dirname "$prog")" "$(dirname "$prog")")
-    exec {rfd}>"$rd/result"
     # CPU seconds: RLIMIT_CPU counts every thread of the process (the
     # harness checks results on all cores), so the wall limit on each core.
-    sandboxed "$wall" "$(((wall + 5) * $(nproc 2>/dev/null || echo 1)))" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
-        >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
+    cpu=$(((wall + 5) * $(nproc 2>/dev/null || echo 1)))
+    sb_extra=(--ro-bind "$(dirname "$prog")" "$(dirname "$prog")")
+    exec {rfd}>"$rd/result"
+    if lab_judged "$lab" && [ "$judge_mode" = judge ]; then
+        worker="$(dirname "$prog")/worker"
+        if [ "$mode" = sanitize ]; then
+            wall=$(conf_get "$lab" sanitize-time-limit)
+            cmd=(compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4)
+        fi
+        sandbox_cmd "$cpu" "$mem" "$cap" 1 "$KIT_WORKER_FD" - /tmp -- "${cmd[@]}" "$worker"
+        printf '%s\0' "${sb_cmd[@]}" >"$rd/worker.argv"
+        # shellcheck disable=SC2086
+        (
+            ulimit -f "$cap" 2>/dev/null
+            export KIT_RESULT_FD=$rfd KIT_RESULT_TOKEN KIT_JUDGE_WORKER="$rd/worker.argv" \
+                KIT_JUDGE_WORKER_LOG="$rd/worker.log" KIT_JUDGE_MODULE_TIMED="$(dirname "$prog")/timed.fatbin" \
+                KIT_JUDGE_MODULE_COUNTED="$(dirname "$prog")/counted.fatbin"
+            exec timeout -k 5 "$wall" "$ref_build/judge/$lab/judge" $args
+        ) </dev/null >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
+        run_rc=$?
+    else
+        if [ "$mode" = sanitize ]; then
+            wall=$(conf_get "$lab" sanitize-time-limit)
+            cmd=(compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4 --log-file "$rd/sanitizer.log")
+        fi
+        # shellcheck disable=SC2206
+        cmd+=("$prog" $args)
+        sandboxed "$wall" "$cpu" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
+            >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
+    fi
     exec {rfd}>&-
     sb_extra=()
     log "run $runs ($who): ${mode:+compute-sanitizer }$(basename "$prog") $args"
     log "  exit status $run_rc"
 }
 
-# log_detail: the first lines of the last run's errors, for the report.
+# judge_probe LAB...: decides judge_mode before the first run: "judge"
+# where the kit's judge of the first judged lab, with the kit's own worker
+# (the reference's), grades a small case here; "in-process" (judge_why says
+# why) where it cannot, e.g. where the GPU cannot be shared between two
+# processes. The student's code has no say in it.
+judge_mode=in-process judge_why="no lab graded here is judged"
+judge_probe() {
+    local l probe="" args saved_runs=$runs saved_dir=$dir saved_lab=$lab
+    for l in "$@"; do
+        if lab_judged "$l"; then probe=$l; break; fi
+    done
+    [ -n "$probe" ] || return 0
+    judge_mode=judge lab=$probe dir="$work/probe" runs=0 limit=120 mem=0
+    cap=$(conf_get "$probe" output-limit)
+    mkdir -p "$dir" && sandbox_own "$dir"
+    args=$(bash "$kit_top/common/tools/lab-args.sh" "$probe" sanitize-args)
+    run_one probe "$ref_build/solutions/$probe/${probe#*-}" "$args"
+    judge "$run_rc" "$rd" 120 "$cap" "$probe" 1
+    if [ "$verdict" != PASS ]; then
+        judge_mode=in-process
+        judge_why="the kit's judge could not grade its own reference here ($what${detail:+: $detail})"
+        log "judge probe: $judge_why"
+    fi
+    runs=$saved_runs dir=$saved_dir lab=$saved_lab
+}
+
+# mode_note LAB...: how these labs were graded, for the reports.
+mode_note() {
+    local l judged=() inproc=()
+    if [ -n "$gpu_reason" ]; then
+        printf 'no program ran here (%s)' "$gpu_reason"
+        return
+    fi
+    for l in "$@"; do
+        if lab_judged "$l" && [ "$judge_mode" = judge ]; then judged+=("${l%%-*}"); else inproc+=("${l%%-*}"); fi
+    done
+    if [ ${#judged[@]} -gt 0 ]; then
+        printf 'judge (labs %s): verdicts, inputs, checks and times by the kit'"'"'s judge; the student'"'"'s code ran in a worker process of its own' "${judged[*]}"
+        [ ${#inproc[@]} = 0 ] || printf '; '
+    fi
+    if [ ${#inproc[@]} -gt 0 ]; then
+        printf 'in-process (labs %s): the kit'"'"'s harness and the student'"'"'s code in one process' "${inproc[*]}"
+        if [ "$judge_mode" != judge ]; then
+            printf ' (%s)' "$judge_why"
+        else
+            printf ' (their student code is host code that drives the GPU: not judged yet)'
+        fi
+    fi
+}
+
+# lab_judged LAB: its verdicts come from the kit's judge (its contract does
+# not leave the student's host code driving the GPU; Makefile: JUDGED).
+lab_judged() { ! grep -q KIT_STUDENT_HOST_CODE "$kit_top/common/harness/$1.h"; }
+
+# log_detail: the first lines of the last run's errors, for the report; and
+# of what the student's code printed, where it ran in a worker.
 log_detail() {
     {
         head -n 6 "$rd/err" | while IFS= read -r l; do printf '    stderr: %s\n' "$(one_line "${l:0:200}")"; done
-        [ ! -s "$rd/sanitizer.log" ] || grep -m 3 -E '^=+ +(Invalid|ERROR|Program hit)' "$rd/sanitizer.log" |
+        head -n 6 "$rd/worker.log" | while IFS= read -r l; do printf '    student code: %s\n' "$(one_line "${l:0:200}")"; done
+        cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -m 3 -E '^=+ +(Invalid|ERROR|Program hit)' |
             while IFS= read -r l; do printf '    compute-sanitizer: %s\n' "$(one_line "${l:0:200}")"; done
     } >>"$work/log"
 }
@@ -251,9 +335,9 @@ grade_runs() {
         args=$drawn
         run_one student "$prog" "$args" sanitize
         wall_used=$(conf_get "$lab" sanitize-time-limit)
-        if [ "$run_rc" = 99 ] || grep -qE '^=+ +Invalid' "$rd/sanitizer.log" 2>/dev/null; then
+        if [ "$run_rc" = 99 ] || cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -qE '^=+ +Invalid'; then
             log_detail
-            reason="out-of-bounds memory access at $args (compute-sanitizer): $(one_line "$(grep -m1 -E '^=+ +Invalid' "$rd/sanitizer.log" | sed -E 's/^=+ +//')")"
+            reason="out-of-bounds memory access at $args (compute-sanitizer): $(one_line "$(cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -m1 -E '^=+ +Invalid' | sed -E 's/^=+ +//')")"
             return
         fi
         judged student "$args under compute-sanitizer"
@@ -410,7 +494,11 @@ main() {
     local targets=() make_ref ref_make
     ref_make=$(make_path "$ref_build" "$work/ref-build")
     targets=("$ref_make/bin/kit-query")
-    for lab in "${labs[@]}"; do targets+=("$ref_make/solutions/$lab/${lab#*-}"); done
+    for lab in "${labs[@]}"; do
+        targets+=("$ref_make/solutions/$lab/${lab#*-}")
+        ! lab_judged "$lab" ||
+            targets+=("$ref_make/judge/$lab/judge" "$ref_make/judge/$lab/worker.o" "$ref_make/solutions/$lab/worker")
+    done
     make_ref=(make -s --no-print-directory -C "$kit_top" KIT_BUILD="$ref_make" NVCC="$KIT_NVCC"
         NVCCFLAGS="$KIT_NVCC_FLAGS" ARCH="$KIT_ARCH")
     if ! "${make_ref[@]}" -q "${targets[@]}" >/dev/null 2>&1; then
@@ -479,6 +567,8 @@ main() {
                     if ! gpu_lock "${gpu_uuid:-gpu0}" "$(conf_get all gpu-wait)"; then
                         gpu_reason="the GPU stayed busy with another grading ${gpu_lock_note:+($gpu_lock_note)}"
                         verdict=SKIP reason=$gpu_reason
+                    else
+                        judge_probe "${labs[@]}"
                     fi
                     held=yes
                 fi
@@ -514,10 +604,12 @@ main() {
         if [ -n "$origin" ]; then again+=" --labs-dir \"the labs of $origin\""; else again+=" --labs-dir $labs_dir"; fi
         for l in "${labs[@]}"; do again+=" ${l%%-*}"; done
     fi
+    report_mode=$(mode_note "${labs[@]}")
     report_header=(
         "Student: $student_name${student_id:+ (ID $student_id)}; labs from ${origin:-$labs_dir}"
         "GPU $gpu_name; grading seed $grading_seed$([ "$sanitize" = 0 ] || echo ", with compute-sanitizer")"
         "Isolation: $sandbox_note"
+        "Mode: $report_mode"
     )
     report_again="The same sizes and seeds again: $again"
     report_gpu=$gpu_name report_isolation=$sandbox

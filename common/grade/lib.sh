@@ -372,11 +372,24 @@ sandbox_setup() {
     sb_base=(--unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL)
     # No user namespaces inside (bubblewrap 0.8 and later).
     if "$kit_bwrap" --help 2>&1 | grep -q -- --disable-userns; then sb_base+=(--disable-userns); fi
-    sb_base+=(--ro-bind / / --dev /dev --proc /proc --tmpfs /dev/shm)
-    for p in "${ancestors[@]}"; do sb_base+=(--tmpfs "$p"); done
+    # Every tmpfs sized (bubblewrap 0.7 and later, not setuid): /tmp, where
+    # student code may write, and /dev/shm; the folders that hide what it
+    # must not see, next to nothing. Without --size a tmpfs may take half
+    # of the memory.
+    local tmp_size=() shm_size=() hide_size=()
+    if "$kit_bwrap" --help 2>&1 | grep -q -- '--size'; then
+        tmp_size=(--size $((${KIT_SANDBOX_TMP_MIB:-256} << 20))) shm_size=(--size $((64 << 20)))
+        hide_size=(--size $((1 << 20)))
+    fi
+    sb_base+=(--ro-bind / / --dev /dev --proc /proc "${shm_size[@]}" --tmpfs /dev/shm)
+    for p in "${ancestors[@]}"; do
+        if [ "$p" = /tmp ]; then sb_base+=("${tmp_size[@]}" --tmpfs "$p"); else sb_base+=("${hide_size[@]}" --tmpfs "$p"); fi
+    done
     sb_base+=(--ro-bind "$kit" "$kit")
-    for p in "${others[@]}"; do sb_base+=(--tmpfs "$p"); done
-    for p in "$ref/harness" "$ref/bin"; do
+    for p in "${others[@]}"; do
+        if [ "$p" = /tmp ]; then sb_base+=("${tmp_size[@]}" --tmpfs "$p"); else sb_base+=("${hide_size[@]}" --tmpfs "$p"); fi
+    done
+    for p in "$ref/harness" "$ref/bin" "$ref/judge"; do
         [ -d "$p" ] && sb_base+=(--ro-bind "$p" "$p")
     done
     sb_base+=(--clearenv --setenv PATH "$PATH" --setenv HOME /tmp --setenv TMPDIR /tmp --setenv LC_ALL C)
@@ -424,16 +437,16 @@ sandbox_probe() {
 }
 sandbox_probe_log=/dev/null
 
-# sandboxed WALL_S CPU_S MEM_MIB FILE_KIB GPU KEEP_FD RW_DIR CHDIR -- CMD...:
-# runs CMD in the sandbox (or, without one, directly), with RW_DIR the only
-# place it may write (besides its private /tmp), sb_extra more bwrap mounts
-# (read-only binds of what it needs), GPU (0 or 1) the GPU's
-# device nodes, KEEP_FD ('-' for none) the one descriptor it keeps and the
-# limits; its stdin is /dev/null, stdout and stderr are the caller's. Sets
-# run_rc: 124 when it ran out of time.
-sandboxed() {
-    local wall=$1 cpu=$2 mem=$3 fsize=$4 gpu=$5 keep=$6 rw=$7 dir=$8 procs sb dev
-    shift 9
+# sandbox_cmd CPU_S MEM_MIB FILE_KIB GPU KEEP_FD RW_DIR CHDIR -- CMD...:
+# sets sb_cmd to the command that runs CMD in the sandbox (or, without one,
+# on its own), with RW_DIR the only place it may write besides its private,
+# sized /tmp ('-': none), sb_extra more bwrap mounts (read-only binds of what
+# it needs), GPU (0 or 1) the GPU's device nodes, KEEP_FD ('-' for none)
+# the one descriptor it keeps, and the limits. The caller runs it, with a
+# time limit, its stdin /dev/null.
+sandbox_cmd() {
+    local cpu=$1 mem=$2 fsize=$3 gpu=$4 keep=$5 rw=$6 dir=$7 procs sb dev
+    shift 8
     procs=$(conf_get all process-limit)
     procs=${procs:-256}
     if [ "$procs" != 0 ] && [ "$(id -u)" != 0 ]; then
@@ -441,26 +454,52 @@ sandboxed() {
         # newer kernels, system-wide on older ones): allow this many more.
         procs=$(($(ps -L -U "$(id -u)" --no-headers 2>/dev/null | wc -l) + procs))
     fi
-    run_rc=0
     if [ "$sandbox" = bwrap ]; then
         sb=("${sb_base[@]}")
         if [ "$gpu" = 1 ]; then
             for dev in /dev/nvidia*; do
                 [ -e "$dev" ] && sb+=(--dev-bind "$dev" "$dev")
             done
+            # CUDA's MPS, where it runs: its pipes, and the share of the GPU.
+            if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && [ -d "$CUDA_MPS_PIPE_DIRECTORY" ]; then
+                sb+=(--bind "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_PIPE_DIRECTORY"
+                    --setenv CUDA_MPS_PIPE_DIRECTORY "$CUDA_MPS_PIPE_DIRECTORY")
+            elif [ -d /tmp/nvidia-mps ]; then
+                sb+=(--bind /tmp/nvidia-mps /tmp/nvidia-mps)
+            fi
+            [ -z "${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-}" ] ||
+                sb+=(--setenv CUDA_MPS_ACTIVE_THREAD_PERCENTAGE "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")
         fi
-        sb+=("${sb_extra[@]}" --bind "$rw" "$rw" --chdir "$dir")
-        [ -z "${KIT_RESULT_TOKEN:-}" ] || sb+=(--setenv KIT_RESULT_FD "$keep" --setenv KIT_RESULT_TOKEN "$KIT_RESULT_TOKEN")
-        "${sandbox_prefix[@]}" timeout -k 5 "$wall" "$kit_bwrap" "${sb[@]}" -- \
-            bash "$sandbox_kit/common/grade/sandbox-exec.sh" "$cpu" "$mem" "$fsize" "$procs" "$keep" -- "$@" \
-            </dev/null || run_rc=$?
+        sb+=("${sb_extra[@]}")
+        [ "$rw" = - ] || sb+=(--bind "$rw" "$rw")
+        sb+=(--chdir "$dir")
+        [ -z "${KIT_RESULT_TOKEN:-}" ] || [ "$keep" = - ] ||
+            sb+=(--setenv KIT_RESULT_FD "$keep" --setenv KIT_RESULT_TOKEN "$KIT_RESULT_TOKEN")
+        sb_cmd=("${sandbox_prefix[@]}" "$kit_bwrap" "${sb[@]}" --
+            bash "$sandbox_kit/common/grade/sandbox-exec.sh" "$cpu" "$mem" "$fsize" "$procs" "$keep" -- "$@")
+    else
+        sb_cmd=(bash "$kit_grade_dir/sandbox-exec.sh" "$cpu" "$mem" "$fsize" 0 "$keep" -- "$@")
+    fi
+}
+
+# sandboxed WALL_S CPU_S MEM_MIB FILE_KIB GPU KEEP_FD RW_DIR CHDIR -- CMD...:
+# runs CMD in the sandbox (sandbox_cmd), stopped after WALL_S seconds; its
+# stdin is /dev/null, stdout and stderr are the caller's. Sets run_rc: 124
+# when it ran out of time.
+sandboxed() {
+    local wall=$1 keep=$6 dir=$8
+    shift
+    sandbox_cmd "$@"
+    run_rc=0
+    if [ "$sandbox" = bwrap ]; then
+        timeout -k 5 "$wall" "${sb_cmd[@]}" </dev/null || run_rc=$?
     else
         (
             cd "$dir" || exit 125
-            if [ -n "${KIT_RESULT_TOKEN:-}" ]; then
+            if [ -n "${KIT_RESULT_TOKEN:-}" ] && [ "$keep" != - ]; then
                 export KIT_RESULT_FD=$keep KIT_RESULT_TOKEN
             fi
-            exec timeout -k 5 "$wall" bash "$kit_grade_dir/sandbox-exec.sh" "$cpu" "$mem" "$fsize" 0 "$keep" -- "$@"
+            exec timeout -k 5 "$wall" "${sb_cmd[@]}"
         ) </dev/null || run_rc=$?
     fi
 }

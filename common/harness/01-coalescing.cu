@@ -145,9 +145,22 @@ static long long vec_verify(void *p, const kit_row *row)
     return kit_vecadd_check(r->v, r->kind == NON ? NULL : expected_index, r, row->name);
 }
 
+/* Timed runs with inputs of their own, checked on the device. */
+static void vec_refresh(void *p, unsigned long long draw) { kit_vecadd_refresh(((vec_run *)p)->v, draw); }
+static void vec_restore(void *p) { kit_vecadd_restore(((vec_run *)p)->v); }
+
+static long long vec_check(void *p)
+{
+    const vec_run *r = (const vec_run *)p;
+    return kit_vecadd_check_device(r->v, r->kind == NON ? KIT_INDEX_RECORDED : r->kind == STRIDED ? KIT_INDEX_STRIDED
+                                                                                                  : KIT_INDEX_OWN,
+                                   r->stride);
+}
+
 static void measure_vec(vec_run *r, kit_row *row, const kit_policy *policy, int count)
 {
-    kit_row_work w = {r, count ? vec_counted : NULL, vec_timed, vec_poison, vec_verify, vec_keep, vec_compare};
+    kit_row_work w = {r,         count ? vec_counted : NULL, vec_timed, vec_poison, vec_verify, vec_keep, vec_compare,
+                      vec_refresh, vec_check,                  vec_restore};
     kit_row_measure(row, &w, policy);
 }
 
@@ -164,11 +177,41 @@ enum sums { ROWS, COLUMNS, ROWS_COALESCED };
 typedef struct {
     unsigned int n;
     float *dM, *dSums, *dKeep;
+    float *dWant;             /* a timed run's exact answers (fresh inputs) */
     float *sums;              /* host copy of a result */
     float *row_sum, *col_sum; /* the exact answers */
     kit_counter counter;
     enum sums which;
+    unsigned long long seed;  /* of M */
 } matrix_run;
+
+/* The exact sums, for the kit: a warp per row (its loads coalesced), a
+ * thread per column. Sixteenths add up exactly in any order. */
+static __global__ void exact_row_sums(const float *M, float *sums, unsigned int n)
+{
+    unsigned long long r = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) / 32;
+    unsigned int lane = threadIdx.x % 32;
+    float s = 0.0f;
+    if (r >= n)
+        return;
+    for (unsigned int c = lane; c < n; c += 32)
+        s += M[r * n + c];
+    for (int o = 16; o > 0; o /= 2)
+        s += __shfl_down_sync(0xffffffff, s, o);
+    if (lane == 0)
+        sums[r] = s;
+}
+
+static __global__ void exact_column_sums(const float *M, float *sums, unsigned int n)
+{
+    unsigned int c = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    if (c >= n)
+        return;
+    for (unsigned long long r = 0; r < n; r++)
+        s += M[r * n + c];
+    sums[c] = s;
+}
 
 static void matrix_setup(matrix_run *m, unsigned int n, unsigned long long seed)
 {
@@ -181,7 +224,9 @@ static void matrix_setup(matrix_run *m, unsigned int n, unsigned long long seed)
     KIT_CHECK(cudaMalloc((void **)&m->dM, count * sizeof(float)));
     KIT_CHECK(cudaMalloc((void **)&m->dSums, n * sizeof(float)));
     KIT_CHECK(cudaMalloc((void **)&m->dKeep, n * sizeof(float)));
-    fill_sixteenths<<<1024, 256>>>(m->dM, count, seed + 2);
+    KIT_CHECK(cudaMalloc((void **)&m->dWant, n * sizeof(float)));
+    m->seed = seed + 2;
+    fill_sixteenths<<<1024, 256>>>(m->dM, count, m->seed);
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaMemcpy(M, m->dM, count * sizeof(float), cudaMemcpyDeviceToHost));
     m->sums = (float *)kit_host_alloc(n * sizeof(float));
@@ -205,6 +250,7 @@ static void matrix_teardown(matrix_run *m)
     KIT_CHECK(cudaFree(m->dM));
     KIT_CHECK(cudaFree(m->dSums));
     KIT_CHECK(cudaFree(m->dKeep));
+    KIT_CHECK(cudaFree(m->dWant));
     free(m->sums);
     free(m->row_sum);
     free(m->col_sum);
@@ -263,9 +309,36 @@ static long long matrix_compare(void *p)
     return kit_device_differ(m->dSums, m->dKeep, m->n * sizeof(float));
 }
 
+/* Timed runs with a matrix of their own; its sums by the kit's kernels. */
+static void matrix_refresh(void *p, unsigned long long draw)
+{
+    matrix_run *m = (matrix_run *)p;
+    fill_sixteenths<<<1024, 256>>>(m->dM, (unsigned long long)m->n * m->n, kit_row_draw_seed(m->seed, draw));
+    KIT_CHECK_LAUNCH();
+    if (m->which == COLUMNS)
+        exact_column_sums<<<(m->n + 255) / 256, 256>>>(m->dM, m->dWant, m->n);
+    else
+        exact_row_sums<<<(m->n + 7) / 8, 256>>>(m->dM, m->dWant, m->n);
+    KIT_CHECK_LAUNCH();
+}
+
+static long long matrix_check(void *p)
+{
+    matrix_run *m = (matrix_run *)p;
+    return kit_device_differ(m->dSums, m->dWant, m->n * sizeof(float));
+}
+
+static void matrix_restore(void *p)
+{
+    matrix_run *m = (matrix_run *)p;
+    fill_sixteenths<<<1024, 256>>>(m->dM, (unsigned long long)m->n * m->n, m->seed);
+    KIT_CHECK_LAUNCH();
+}
+
 static void measure_matrix(matrix_run *m, enum sums which, kit_row *row, const kit_policy *policy)
 {
-    kit_row_work w = {m, matrix_counted, matrix_timed, matrix_poison, matrix_verify, matrix_keep, matrix_compare};
+    kit_row_work w = {m,           matrix_counted, matrix_timed,  matrix_poison, matrix_verify, matrix_keep,
+                      matrix_compare, matrix_refresh, matrix_check, matrix_restore};
     m->which = which;
     kit_row_measure(row, &w, policy);
 }

@@ -139,9 +139,20 @@ static long long run_verify(void *p, const kit_row *row)
     return kit_vecadd_check(r->v, r->kind == COALESCED ? own_index : NULL, r, row->name);
 }
 
+/* Timed runs with inputs of their own, checked on the device (the random
+ * and grouped kernels' indices: the counting run's record). */
+static void run_refresh(void *p, unsigned long long draw) { kit_vecadd_refresh(((run_t *)p)->v, draw); }
+static void run_restore(void *p) { kit_vecadd_restore(((run_t *)p)->v); }
+static long long run_check(void *p)
+{
+    run_t *r = (run_t *)p;
+    return kit_vecadd_check_device(r->v, r->kind == COALESCED ? KIT_INDEX_OWN : KIT_INDEX_RECORDED, 0);
+}
+
 static void measure(run_t *r, kit_row *row, const kit_policy *policy)
 {
-    kit_row_work w = {r, run_counted, run_timed, run_poison, run_verify, run_keep, run_compare};
+    kit_row_work w = {r,       run_counted, run_timed, run_poison, run_verify, run_keep, run_compare,
+                      run_refresh, run_check, run_restore};
     kit_row_measure(row, &w, policy);
 }
 

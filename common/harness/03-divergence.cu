@@ -180,7 +180,7 @@ static inline unsigned int bits_of(float f)
  * every product that meets a sum is exact (by 2 or 8) or an explicit fmaf,
  * so no contraction changes a bit; a - (float)(int)a is a - truncf(a) for
  * 0 <= a < 2^31. */
-static inline float class_step(unsigned int c, float v, float x)
+static inline __host__ __device__ float class_step(unsigned int c, float v, float x)
 {
     float a;
     switch (c) {
@@ -281,7 +281,8 @@ static long long p1_verify(void *p, const kit_row *row)
 static void measure_p1(p1_run *r, enum p1_kind kind, kit_row *row, const kit_policy *policy)
 {
     int count = kind == DIV || kind == NODIV;
-    kit_row_work w = {r, count ? p1_counted : NULL, p1_timed, p1_poison, p1_verify, p1_keep, p1_compare};
+    kit_row_work w = {r,       count ? p1_counted : NULL, p1_timed, p1_poison, p1_verify, p1_keep, p1_compare,
+                      NULL, NULL,                    NULL};
     r->kind = kind;
     kit_row_measure(row, &w, policy);
 }
@@ -337,7 +338,23 @@ typedef struct {
     kit_counter counter;
     enum p2_step step;
     int work;
+    float *dwant;                /* a timed run's answer (fresh inputs) */
+    unsigned long long seed;     /* of x */
 } p2_run;
+
+/* What y must hold: each element's class step, work times, in the kit's
+ * own kernel (the same arithmetic as class_step on the host, bit for bit). */
+static __global__ void expect_processed(const float *x, const unsigned int *cls, unsigned int n, int work,
+                                        float *want)
+{
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        float v = x[i];
+        for (int k = 0; k < work; k++)
+            v = class_step(cls[i], v, x[i]);
+        want[i] = v;
+    }
+}
 
 static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
 {
@@ -359,6 +376,7 @@ static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
     KIT_CHECK(cudaMalloc((void **)&q->dkeep_next, NCLASSES * sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&q->dstarts, (NCLASSES + 1) * sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&q->dfaults, sizeof(unsigned long long)));
+    KIT_CHECK(cudaMalloc((void **)&q->dwant, q->fbytes));
     kit_counter_create(&q->counter, 0, 0);
     q->x = (float *)kit_host_alloc(q->fbytes);
     q->y = (float *)kit_host_alloc(q->fbytes);
@@ -369,7 +387,8 @@ static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
     q->from = (unsigned int *)kit_host_alloc(q->ubytes);
     q->seen = (unsigned char *)kit_host_alloc(n);
 
-    kit_fill_uniform(q->dx, n, seed + 2);
+    q->seed = seed + 2;
+    kit_fill_uniform(q->dx, n, q->seed);
     fill_classes<<<1024, 256>>>(q->dcls, n, seed + 3);
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaMemcpy(q->x, q->dx, q->fbytes, cudaMemcpyDeviceToHost));
@@ -393,6 +412,7 @@ static void p2_teardown(p2_run *q)
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         KIT_CHECK(cudaFree(u[i]));
     KIT_CHECK(cudaFree(q->dfaults));
+    KIT_CHECK(cudaFree(q->dwant));
     kit_counter_destroy(&q->counter);
     free(q->x);
     free(q->y);
@@ -642,9 +662,41 @@ static long long p2_verify(void *p, const kit_row *row)
     return bad;
 }
 
+/* Timed runs of the whole-array steps (y in the elements' own order) with
+ * values of their own: new x, the same classes. */
+static void p2_refresh(void *p, unsigned long long draw)
+{
+    p2_run *q = (p2_run *)p;
+    kit_fill_uniform(q->dx, q->n, kit_row_draw_seed(q->seed, draw));
+    expect_processed<<<1024, 256>>>(q->dx, q->dcls, q->n, q->work, q->dwant);
+    KIT_CHECK_LAUNCH();
+}
+
+static long long p2_check(void *p)
+{
+    p2_run *q = (p2_run *)p;
+    return kit_device_differ(q->dy, q->dwant, q->fbytes);
+}
+
+static void p2_restore(void *p)
+{
+    p2_run *q = (p2_run *)p;
+    kit_fill_uniform(q->dx, q->n, q->seed);
+}
+
 static void measure_p2(p2_run *q, enum p2_step step, kit_row *row, const kit_policy *policy, int count)
 {
-    kit_row_work w = {q, count ? p2_counted : NULL, p2_timed, p2_poison, p2_verify, p2_keep, p2_compare};
+    int fresh = step == MIXED || step == REORGANISED;
+    kit_row_work w = {q,
+                      count ? p2_counted : NULL,
+                      p2_timed,
+                      p2_poison,
+                      p2_verify,
+                      p2_keep,
+                      p2_compare,
+                      fresh ? p2_refresh : NULL,
+                      fresh ? p2_check : NULL,
+                      fresh ? p2_restore : NULL};
     q->step = step;
     kit_row_measure(row, &w, policy);
 }

@@ -767,7 +767,7 @@ static long long run_verify(void *p, const kit_row *row)
 
 static void measure(run_t *r, kit_row *row, const kit_policy *policy)
 {
-    kit_row_work w = {r, run_counted, run_timed, run_poison, run_verify, run_keep, run_compare};
+    kit_row_work w = {r, run_counted, run_timed, run_poison, run_verify, run_keep, run_compare, NULL, NULL, NULL};
     kit_row_measure(row, &w, policy);
 }
 

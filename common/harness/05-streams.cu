@@ -249,7 +249,7 @@ static long long compare(void *p) { return check_run((run_t *)p); }
 /* Measures a row; returns how many of its runs returned early. */
 static long long measure(run_t *r, kit_row *row, const kit_policy *policy)
 {
-    kit_row_work w = {r, NULL, run_once, poison, verify, NULL, compare};
+    kit_row_work w = {r, NULL, run_once, poison, verify, NULL, compare, NULL, NULL, NULL};
     r->name = row->name;
     r->early = 0;
     r->told = 0;

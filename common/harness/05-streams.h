@@ -17,6 +17,11 @@ struct vector_pipeline {
     cudaStream_t *streams;      /* nchunks streams, made by create_streams */
 };
 
+/* The student's code here is host code that drives the GPU itself
+ * (streams, copies, GPUs): the grader still runs it in one process with the
+ * kit's harness, not beside the kit's judge (common/lib/kit_judge.h). */
+#define KIT_STUDENT_HOST_CODE 1
+
 #define KIT_STUDENT_FUNCTIONS(X)                                                                   \
     X(void *, alloc_host, (size_t bytes))                                                          \
     X(void, free_host, (void *p))                                                                  \

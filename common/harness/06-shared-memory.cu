@@ -88,7 +88,22 @@ typedef struct {
     float *d_in, *d_out, *d_keep;
     float *in, *out; /* host */
     kit_counter counter;
+    unsigned long long seed; /* of in */
 } tr_run;
+
+/* Elements of out that are not in transposed (or copied), on the device. */
+static __global__ void transposed_differ(const float *in, const float *out, unsigned int n, int copy,
+                                         unsigned long long *bad)
+{
+    unsigned long long local = 0, all = (unsigned long long)n * n;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < all;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long row = i / n, col = i % n;
+        local += !(out[i] == (copy ? in[i] : in[col * n + row]));
+    }
+    if (local)
+        atomicAdd(bad, local);
+}
 
 static void tr_launch(tr_run *r, int counting)
 {
@@ -171,9 +186,36 @@ static long long tr_verify(void *p, const kit_row *row)
     return bad;
 }
 
+/* Timed runs with a matrix of their own, checked on the device. */
+static void tr_refresh(void *p, unsigned long long draw)
+{
+    tr_run *r = (tr_run *)p;
+    kit_fill_uniform(r->d_in, (unsigned long long)r->n * r->n, kit_row_draw_seed(r->seed, draw));
+}
+
+static long long tr_check(void *p)
+{
+    tr_run *r = (tr_run *)p;
+    static unsigned long long *bad;
+    unsigned long long h = 0;
+    if (!bad)
+        KIT_CHECK(cudaMalloc((void **)&bad, sizeof *bad));
+    KIT_CHECK(cudaMemset(bad, 0, sizeof *bad));
+    transposed_differ<<<1024, 256>>>(r->d_in, r->d_out, r->n, r->kind == COPY, bad);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    return (long long)h;
+}
+
+static void tr_restore(void *p)
+{
+    tr_run *r = (tr_run *)p;
+    kit_fill_uniform(r->d_in, (unsigned long long)r->n * r->n, r->seed);
+}
+
 static void measure_tr(tr_run *r, enum kind kind, kit_row *row, const kit_policy *policy)
 {
-    kit_row_work w = {r, tr_counted, tr_timed, tr_poison, tr_verify, tr_keep, tr_compare};
+    kit_row_work w = {r, tr_counted, tr_timed, tr_poison, tr_verify, tr_keep, tr_compare, tr_refresh, tr_check, tr_restore};
     r->kind = kind;
     kit_row_measure(row, &w, policy);
 }
@@ -372,7 +414,8 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaMalloc((void **)&r.d_keep, r.bytes));
     r.in = (float *)kit_host_alloc(r.bytes);
     r.out = (float *)kit_host_alloc(r.bytes);
-    kit_fill_uniform(r.d_in, (unsigned long long)n * n, c.seed);
+    r.seed = c.seed;
+    kit_fill_uniform(r.d_in, (unsigned long long)n * n, r.seed);
     KIT_CHECK(cudaMemcpy(r.in, r.d_in, r.bytes, cudaMemcpyDeviceToHost));
     kit_counter_create(&r.counter, 0, 0);
     kit_row_name(&rows[0], "copy", NULL, "copy (kit)");

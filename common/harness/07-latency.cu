@@ -353,7 +353,21 @@ typedef struct {
     float *d_in, *d_partial, *d_keep, *h_partial;
     const float *h_in;
     kit_counter *counter;
+    unsigned long long seed; /* of in */
 } sum_run;
+
+/* partial[t] for T threads, thread t adding in[t], in[t + T], ...: the
+ * kit's own sums of a timed run's fresh inputs (exact, as sixteenths). */
+static __global__ void expected_partials_device(const float *in, unsigned int n, unsigned int T, float *partial)
+{
+    for (unsigned long long t = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; t < T;
+         t += (unsigned long long)gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (unsigned long long i = t; i < n; i += T)
+            s += in[i];
+        partial[t] = s;
+    }
+}
 
 static void sum_launch(const sum_run *r, int counting)
 {
@@ -427,9 +441,36 @@ static long long sum_compare(void *p)
     return kit_device_differ(r->d_partial, r->d_keep, sum_threads(r) * sizeof(float));
 }
 
+/* Timed runs of the student's sums with inputs of their own: d_keep holds
+ * what they must give. */
+static void sum_refresh(void *p, unsigned long long draw)
+{
+    sum_run *r = (sum_run *)p;
+    fill_sixteenths<<<1024, 256>>>(r->d_in, r->n, kit_row_draw_seed(r->seed, draw));
+    expected_partials_device<<<1024, 256>>>(r->d_in, r->n, sum_threads(r), r->d_keep);
+    KIT_CHECK_LAUNCH();
+}
+
+static void sum_restore(void *p)
+{
+    sum_run *r = (sum_run *)p;
+    fill_sixteenths<<<1024, 256>>>(r->d_in, r->n, r->seed);
+    KIT_CHECK_LAUNCH();
+}
+
 static void measure_sum(sum_run *r, kit_row *row, const kit_policy *policy, int count)
 {
-    kit_row_work w = {r, count ? sum_counted : NULL, sum_timed, sum_poison, sum_verify, sum_keep, sum_compare};
+    int fresh = r->kind != STREAM;
+    kit_row_work w = {r,
+                      count ? sum_counted : NULL,
+                      sum_timed,
+                      sum_poison,
+                      sum_verify,
+                      sum_keep,
+                      sum_compare,
+                      fresh ? sum_refresh : NULL,
+                      fresh ? sum_compare : NULL,
+                      fresh ? sum_restore : NULL};
     kit_row_measure(row, &w, policy);
 }
 
@@ -860,7 +901,8 @@ static void part2_bandwidth(lab *L)
     kit_counter_create(&L->counter, 0, 0);
     b->counter = &L->counter;
     KIT_CHECK(cudaMalloc((void **)&b->d_in, (size_t)L->n * 4));
-    fill_sixteenths<<<1024, 256>>>(b->d_in, L->n, L->c.seed);
+    b->seed = L->c.seed;
+    fill_sixteenths<<<1024, 256>>>(b->d_in, L->n, b->seed);
     KIT_CHECK_LAUNCH();
     L->h_in = (float *)kit_host_alloc((size_t)L->n * 4);
     KIT_CHECK(cudaMemcpy(L->h_in, b->d_in, (size_t)L->n * 4, cudaMemcpyDeviceToHost));
@@ -1014,7 +1056,7 @@ static void part6_throughput(lab *L)
         const math_row_def *d = &math_rows[i];
         int active = active_blocks(d->api->chain_kernel(d->op), MATH_THREADS, 0);
         unsigned long long threads;
-        kit_row_work w = {m, NULL, math_timed, math_poison, math_verify, math_keep, math_compare};
+        kit_row_work w = {m, NULL, math_timed, math_poison, math_verify, math_keep, math_compare, NULL, NULL, NULL};
 
         memset(m, 0, sizeof *m);
         m->def = d;

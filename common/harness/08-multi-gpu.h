@@ -32,6 +32,11 @@ struct multi_gpu {
     struct gpu_share gpu[KIT_MAX_GPUS];
 };
 
+/* The student's code here is host code that drives the GPU itself
+ * (streams, copies, GPUs): the grader still runs it in one process with the
+ * kit's harness, not beside the kit's judge (common/lib/kit_judge.h). */
+#define KIT_STUDENT_HOST_CODE 1
+
 #define KIT_STUDENT_FUNCTIONS(X)                                                                   \
     X(void, gpus_setup, (struct multi_gpu * m))                                                    \
     X(void, gpus_add, (const struct multi_gpu *m))                                                 \

@@ -121,4 +121,10 @@ static inline void kit_check(cudaError_t err, const char *call, const char *file
 /* After a launch: configuration errors now; faults surface at the next sync. */
 #define KIT_CHECK_LAUNCH() kit_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
+/* A lab's harness built as the grader's judge: the student's code runs in
+ * a worker process of its own (kit_judge.h). */
+#if defined(KIT_JUDGE) && KIT_JUDGE && !defined(KIT_STUDENT_BUILD)
+#include "kit_judge.h"
+#endif
+
 #endif /* KIT_CHECK_H */

@@ -12,7 +12,12 @@
  *               and the checked one is steady.
  *
  * A lab describes its kernel with a kit_row_work of callbacks; what a
- * callback does not need may be NULL.
+ * callback does not need may be NULL. Where the row also has refresh and
+ * check, every timed run gets inputs of its own instead: drawn afresh
+ * before it (untimed), its outputs checked on the device against what
+ * those inputs must give; so a kernel that kept results from an earlier
+ * run (keyed on its inputs) fails, as one that skipped work does. The
+ * first inputs are put back (restore) once the row is timed.
  */
 #ifndef KIT_ROW_H
 #define KIT_ROW_H
@@ -32,6 +37,7 @@ typedef struct {
     kit_counts counts;
     long long wrong; /* elements wrong after the checked run; -1 not checked */
     int timed;
+    int fresh; /* its timed runs had inputs of their own */
     kit_measurement t;
 } kit_row;
 
@@ -43,7 +49,32 @@ typedef struct {
     long long (*verify)(void *ctx, const kit_row *row); /* every element; the first wrong one on stderr */
     void (*keep)(void *ctx);                           /* keep the checked outputs on the device */
     long long (*compare)(void *ctx);                   /* outputs unlike the kept ones */
+    void (*refresh)(void *ctx, unsigned long long draw); /* new inputs, and what the outputs must be */
+    long long (*check)(void *ctx);                     /* outputs unlike what they must be */
+    void (*restore)(void *ctx);                        /* the first inputs back */
 } kit_row_work;
+
+/* A timed run with inputs of its own: refresh, then poison (untimed). */
+typedef struct {
+    const kit_row_work *w;
+    unsigned long long draw;
+} kit_row_fresh;
+
+static inline void kit_row_fresh_prepare(void *p)
+{
+    kit_row_fresh *f = (kit_row_fresh *)p;
+    f->w->refresh(f->w->ctx, ++f->draw);
+    if (f->w->poison)
+        f->w->poison(f->w->ctx);
+}
+static inline void kit_row_fresh_run(void *p) { ((kit_row_fresh *)p)->w->timed(((kit_row_fresh *)p)->w->ctx); }
+static inline long long kit_row_fresh_check(void *p) { return ((kit_row_fresh *)p)->w->check(((kit_row_fresh *)p)->w->ctx); }
+
+/* The seed of a timed run's inputs: the row's seed, moved by the draw. */
+static inline unsigned long long kit_row_draw_seed(unsigned long long seed, unsigned long long draw)
+{
+    return draw ? seed ^ ((draw + 1) * 0x9e3779b97f4a7c15ull) : seed;
+}
 
 /* Names a row: key, the TODOs it rests on, then a printf-style name. */
 static inline void kit_row_name(kit_row *row, const char *key, const char *todo, const char *fmt, ...)
@@ -76,27 +107,50 @@ static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const ki
      * first sample (a median does not mind its first-launch costs). */
     if (w->poison)
         w->poison(w->ctx);
-    kit_timer_create(&t);
-    kit_timer_start(&t, 0);
-    w->timed(w->ctx);
-    KIT_CHECK_LAUNCH();
-    kit_timer_stop(&t, 0);
-    first = kit_timer_ms(&t);
-    kit_timer_destroy(&t);
+    if (KIT_TIME_BY_CLOCK) {
+        double t0;
+        KIT_CHECK(cudaDeviceSynchronize());
+        t0 = kit_wall_ms();
+        w->timed(w->ctx);
+        KIT_CHECK_LAUNCH();
+        KIT_CHECK(cudaDeviceSynchronize());
+        first = (float)(kit_wall_ms() - t0);
+    } else {
+        kit_timer_create(&t);
+        kit_timer_start(&t, 0);
+        w->timed(w->ctx);
+        KIT_CHECK_LAUNCH();
+        kit_timer_stop(&t, 0);
+        first = kit_timer_ms(&t);
+        kit_timer_destroy(&t);
+    }
     KIT_CHECK(cudaDeviceSynchronize());
     w1 = kit_wall_ms();
     row->wrong = w->verify ? w->verify(w->ctx, row) : 0;
     w2 = kit_wall_ms();
     if (row->wrong != 0)
         return; /* wrong results have no time worth reporting */
-    if (w->keep)
-        w->keep(w->ctx);
-    timed.prepare = w->poison;
-    timed.run = w->timed;
-    timed.check = w->compare;
-    timed.ctx = w->ctx;
-    timed.first_ms = first;
-    row->t = kit_measure(&timed, p);
+    if (w->refresh && w->check) {
+        kit_row_fresh f = {w, 0};
+        timed.prepare = kit_row_fresh_prepare;
+        timed.run = kit_row_fresh_run;
+        timed.check = kit_row_fresh_check;
+        timed.ctx = &f;
+        timed.first_ms = first;
+        row->t = kit_measure(&timed, p);
+        row->fresh = 1;
+        if (w->restore)
+            w->restore(w->ctx);
+    } else {
+        if (w->keep)
+            w->keep(w->ctx);
+        timed.prepare = w->poison;
+        timed.run = w->timed;
+        timed.check = w->compare;
+        timed.ctx = w->ctx;
+        timed.first_ms = first;
+        row->t = kit_measure(&timed, p);
+    }
     row->timed = 1;
     if (times && *times == '1')
         fprintf(stderr, "%s: %s: counted and checked run %.0f ms, host check %.0f ms, %d timed runs %.0f ms\n",
@@ -159,6 +213,7 @@ static inline void kit_row_kv(const kit_row *r)
         KIT_ROW_KV("time-%s-max-ms", "%.4f", r->t.max_ms);
         KIT_ROW_KV("reps-%s", "%d", r->t.reps);
         KIT_ROW_KV("bad-timed-runs-%s", "%d", r->t.bad_runs);
+        KIT_ROW_KV("fresh-inputs-%s", "%s", r->fresh ? "every-run" : "first-run");
     }
     if (r->counted) {
         KIT_ROW_KV("requests-%s", "%llu", r->counts.c[KIT_LD_REQUESTS]);
@@ -188,9 +243,10 @@ static inline int kit_row_ok(const kit_row *r, unsigned long long elements)
     }
     if (r->timed && r->t.bad_runs) {
         fprintf(stderr,
-                "%s: %s: %d of %d timed runs left results unlike the checked run's: every run must do "
-                "the whole work%s%s\n",
-                kit_program, r->name, r->t.bad_runs, r->t.reps, r->todo ? "; see " : "", todo);
+                "%s: %s: %d of %d timed runs left results %s: every run must do the whole work%s%s\n",
+                kit_program, r->name, r->t.bad_runs, r->t.reps,
+                r->fresh ? "wrong for their own fresh inputs" : "unlike the checked run's",
+                r->todo ? "; see " : "", todo);
         return 0;
     }
     return 1;

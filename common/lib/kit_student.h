@@ -36,6 +36,12 @@ typedef struct {
 extern "C" const kit_student_api kit_student_timed;
 extern "C" const kit_student_api kit_student_counted;
 
+/* The functions by number, in the table's order (the judge and its worker
+ * name them so: kit_proto.h). */
+#define KIT_FN_INDEX(ret, name, params) KIT_FN_##name,
+enum { KIT_FN_configure_counting, KIT_STUDENT_FUNCTIONS(KIT_FN_INDEX) KIT_FN_COUNT };
+#undef KIT_FN_INDEX
+
 /*
  * Kernels the harness launches itself. A contract may also list, as
  * KIT_STUDENT_KERNELS(X), kernels of the student's file that the harness

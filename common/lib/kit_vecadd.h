@@ -28,6 +28,7 @@ typedef struct {
     float *dA, *dB, *dC, *dKeep;
     float *A, *B, *C;
     kit_counter counter; /* record: per thread, its last index into A */
+    unsigned long long seed; /* of the inputs A (seed) and B (seed + 1) */
 } kit_vecadd;
 
 /*
@@ -62,6 +63,7 @@ static inline void kit_vecadd_setup(kit_vecadd *v, unsigned int n, unsigned long
     v->A = (float *)kit_host_alloc(v->bytes);
     v->B = (float *)kit_host_alloc(v->bytes);
     v->C = (float *)kit_host_alloc(v->bytes);
+    v->seed = seed;
     kit_fill_uniform(v->dA, n, seed);
     kit_fill_uniform(v->dB, n, seed + 1);
     KIT_CHECK(cudaMemcpy(v->A, v->dA, v->bytes, cudaMemcpyDeviceToHost));
@@ -156,6 +158,58 @@ static inline long long kit_vecadd_check(kit_vecadd *v, kit_index_fn expect, con
         fprintf(stderr, "%s: %s: C[%llu] = %.9g but A[%llu] + B[%llu] = %.9g\n", kit_program, name, i,
                 v->C[i], x, x, v->A[x] + v->B[x]);
     return bad;
+}
+
+/* ---- timed runs with inputs of their own (kit_row.h) -------------------------- */
+
+/* Which x element i must have been computed from. */
+enum { KIT_INDEX_OWN, KIT_INDEX_STRIDED, KIT_INDEX_RECORDED };
+
+static __global__ void kit_vecadd_check_kernel(const float *A, const float *B, const float *C, unsigned int n,
+                                               int how, unsigned int stride, const unsigned int *record,
+                                               unsigned long long *bad)
+{
+    unsigned long long local = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long x = how == KIT_INDEX_OWN       ? i
+                               : how == KIT_INDEX_STRIDED ? (i * stride) % n
+                                                          : record[i];
+        local += !(x < n && C[i] == A[x] + B[x]);
+    }
+    if (local)
+        atomicAdd(bad, local);
+}
+
+/* New inputs, drawn for timed run `draw` (the host's copies stay the first). */
+static inline void kit_vecadd_refresh(const kit_vecadd *v, unsigned long long draw)
+{
+    unsigned long long s = kit_row_draw_seed(v->seed, draw);
+    kit_fill_uniform(v->dA, v->n, s);
+    kit_fill_uniform(v->dB, v->n, s + 1);
+}
+
+/* Elements of C that are not A[x] + B[x] of the inputs now on the device;
+ * x as `how` says (for KIT_INDEX_RECORDED, the counting run's record: the
+ * timed build draws the same indices from the same seed). */
+static inline long long kit_vecadd_check_device(const kit_vecadd *v, int how, unsigned int stride)
+{
+    static unsigned long long *bad;
+    unsigned long long h = 0;
+    if (!bad)
+        KIT_CHECK(cudaMalloc((void **)&bad, sizeof *bad));
+    KIT_CHECK(cudaMemset(bad, 0, sizeof *bad));
+    kit_vecadd_check_kernel<<<1024, 256>>>(v->dA, v->dB, v->dC, v->n, how, stride, v->counter.cfg.record, bad);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaMemcpy(&h, bad, sizeof h, cudaMemcpyDeviceToHost));
+    return (long long)h;
+}
+
+/* The first inputs back. */
+static inline void kit_vecadd_restore(const kit_vecadd *v)
+{
+    kit_fill_uniform(v->dA, v->n, v->seed);
+    kit_fill_uniform(v->dB, v->n, v->seed + 1);
 }
 
 #endif /* KIT_VECADD_H */
