@@ -195,13 +195,15 @@ run_one() {
         fi
         sandbox_cmd "$cpu" "$mem" "$cap" 1 "$KIT_WORKER_FD" - /tmp -- "${cmd[@]}" "$worker"
         printf '%s\0' "${sb_cmd[@]}" >"$rd/worker.argv"
+        local modules
+        modules=$(dirname "$prog")
         # shellcheck disable=SC2086
         (
             ulimit -f "$cap" 2>/dev/null
-            export KIT_RESULT_FD=$rfd KIT_RESULT_TOKEN KIT_JUDGE_WORKER="$rd/worker.argv" \
-                KIT_JUDGE_WORKER_LOG="$rd/worker.log" KIT_JUDGE_MODULE_TIMED="$(dirname "$prog")/timed.fatbin" \
-                KIT_JUDGE_MODULE_COUNTED="$(dirname "$prog")/counted.fatbin"
-            exec timeout -k 5 "$wall" "$ref_build/judge/$lab/judge" $args
+            exec env KIT_RESULT_FD="$rfd" KIT_RESULT_TOKEN="$KIT_RESULT_TOKEN" KIT_JUDGE_WORKER="$rd/worker.argv" \
+                KIT_JUDGE_WORKER_LOG="$rd/worker.log" KIT_JUDGE_MODULE_TIMED="$modules/timed.fatbin" \
+                KIT_JUDGE_MODULE_COUNTED="$modules/counted.fatbin" \
+                timeout -k 5 "$wall" "$ref_build/judge/$lab/judge" $args
         ) </dev/null >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
         run_rc=$?
     else
