@@ -10,6 +10,29 @@
 # (common/harness/student.cu): as written, for timing, and with counting
 # arrays, for the in-kernel counts.
 
+# --- Windows: the kit runs in Linux, there through WSL 2 --------------------
+# Make started from a native Windows shell (cmd or PowerShell with a Windows
+# make, Git Bash, MSYS2, MinGW, Cygwin) stops here, before any command, with
+# what to do instead. Those shells set OS=Windows_NT, and the Unix-like ones
+# have a uname of their own (MINGW64_NT-..., MSYS_NT-..., CYGWIN_NT-...);
+# inside WSL uname says Linux, whatever OS says (WSLENV can pass it on).
+# Without /proc (cmd, PowerShell) uname is not asked: there may be none.
+KIT_UNAME := $(if $(wildcard /proc/version),$(shell uname -s 2>/dev/null))
+KIT_NATIVE_WINDOWS := $(or $(filter MINGW% MSYS% CYGWIN%,$(KIT_UNAME)),$(and $(filter Windows_NT,$(OS)),$(filter-out Linux,$(or $(KIT_UNAME),none))))
+ifneq ($(KIT_NATIVE_WINDOWS),)
+define KIT_WINDOWS_MESSAGE
+this kit runs in Linux, and on Windows in WSL 2; this make runs in a native Windows shell ($(if $(KIT_UNAME),uname: $(KIT_UNAME),OS=$(OS))).
+  1. In PowerShell, once:  wsl --install   (restart Windows, then open Ubuntu from the Start menu)
+  2. The NVIDIA driver stays the Windows one. In Ubuntu install no NVIDIA driver, only the
+     CUDA toolkit for WSL-Ubuntu (developer.nvidia.com/cuda-downloads), its bin folder on PATH.
+  3. In Ubuntu, clone the kit into your Linux home (not under /mnt/c), and there:
+       make demo
+       make test
+  README.md, section "Windows", says more
+endef
+$(error $(KIT_WINDOWS_MESSAGE))
+endif
+
 LABS := $(shell grep -v '^[[:space:]]*\(\#\|$$\)' common/labs.txt)
 
 NVCC ?= nvcc
