@@ -13,6 +13,9 @@
 # shellcheck disable=SC2034,SC2154 # a library: it sets and reads its callers' globals
 
 kit_grade_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# Where the grader runs: the GPU's device nodes, the reports' platform line.
+# shellcheck source=platform.sh
+source "$kit_grade_dir/platform.sh"
 
 # ===========================================================================
 # Settings
@@ -445,9 +448,10 @@ sandboxed() {
     if [ "$sandbox" = bwrap ]; then
         sb=("${sb_base[@]}")
         if [ "$gpu" = 1 ]; then
-            for dev in /dev/nvidia*; do
-                [ -e "$dev" ] && sb+=(--dev-bind "$dev" "$dev")
-            done
+            # /dev/nvidia* on a Linux host, /dev/dxg on WSL 2 (platform.sh).
+            while IFS= read -r dev; do
+                sb+=(--dev-bind "$dev" "$dev")
+            done < <(gpu_device_nodes)
         fi
         sb+=("${sb_extra[@]}" --bind "$rw" "$rw" --chdir "$dir")
         [ -z "${KIT_RESULT_TOKEN:-}" ] || sb+=(--setenv KIT_RESULT_FD "$keep" --setenv KIT_RESULT_TOKEN "$KIT_RESULT_TOKEN")
