@@ -14,7 +14,7 @@
 
 kit_grade_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 # Where the grader runs: the GPU's device nodes, the reports' platform line.
-# shellcheck source=platform.sh
+# shellcheck source=common/grade/platform.sh
 source "$kit_grade_dir/platform.sh"
 
 # ===========================================================================
@@ -451,7 +451,7 @@ sandboxed() {
             # /dev/nvidia* on a Linux host, /dev/dxg on WSL 2 (platform.sh).
             while IFS= read -r dev; do
                 sb+=(--dev-bind "$dev" "$dev")
-            done < <(gpu_device_nodes)
+            done < <(gpu_device_nodes /)
         fi
         sb+=("${sb_extra[@]}" --bind "$rw" "$rw" --chdir "$dir")
         [ -z "${KIT_RESULT_TOKEN:-}" ] || sb+=(--setenv KIT_RESULT_FD "$keep" --setenv KIT_RESULT_TOKEN "$KIT_RESULT_TOKEN")

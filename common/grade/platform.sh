@@ -7,13 +7,13 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # sets its callers' globals
 
-# gpu_device_nodes [ROOT]: the device nodes a sandboxed run needs to reach
+# gpu_device_nodes ROOT: the device nodes a sandboxed run needs to reach
 # the GPU, one a line: /dev/nvidia* on a Linux host; on WSL 2 /dev/dxg, the
 # paravirtual GPU through which the Windows driver serves it (Microsoft,
 # "DirectX is coming to the Windows Subsystem for Linux": dxgkrnl "exposes
-# the /dev/dxg device to user mode Linux"). ROOT: another root (the tests').
+# the /dev/dxg device to user mode Linux"). ROOT: / (the tests: another).
 gpu_device_nodes() {
-    local root=${1:-} dev
+    local root=${1%/} dev
     for dev in "$root"/dev/nvidia* "$root"/dev/dxg; do
         [ -e "$dev" ] && printf '%s\n' "${dev#"$root"}"
     done
