@@ -32,6 +32,10 @@ this kit runs in Linux, and on Windows in WSL 2; this make runs in a native Wind
 endef
 $(error $(KIT_WINDOWS_MESSAGE))
 endif
+# nvidia-smi: on WSL 2 the Windows driver's, /usr/lib/wsl/lib/nvidia-smi,
+# which root "will not find ... at the expected location" (NVIDIA, CUDA on
+# WSL User Guide, "Known Limitations"); nor sudo, whose PATH is its own.
+KIT_NVIDIA_SMI := $(or $(shell command -v nvidia-smi 2>/dev/null),$(wildcard /usr/lib/wsl/lib/nvidia-smi),nvidia-smi)
 
 LABS := $(shell grep -v '^[[:space:]]*\(\#\|$$\)' common/labs.txt)
 
@@ -51,7 +55,7 @@ Q := $(if $(filter 1,$(V)),,@)
 #   make ARCH="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90"
 NVCC_MAJOR := $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p')
 OLDEST_SM := $(if $(filter 1 2 3 4 5 6 7 8 9 10 11 12,$(NVCC_MAJOR)),70,75)
-HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo yes)
+HAVE_GPU := $(shell $(KIT_NVIDIA_SMI) -L 2>/dev/null | grep -q '^GPU' && echo yes)
 ifeq ($(origin ARCH),undefined)
   ifeq ($(HAVE_GPU),yes)
     ARCH := -arch=native
