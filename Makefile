@@ -10,6 +10,33 @@
 # (common/harness/student.cu): as written, for timing, and with counting
 # arrays, for the in-kernel counts.
 
+# --- Windows: the kit runs in Linux, there through WSL 2 --------------------
+# Make started from a native Windows shell (cmd or PowerShell with a Windows
+# make, Git Bash, MSYS2, MinGW, Cygwin) stops here, before any command, with
+# what to do instead. Those shells set OS=Windows_NT, and the Unix-like ones
+# have a uname of their own (MINGW64_NT-..., MSYS_NT-..., CYGWIN_NT-...);
+# inside WSL uname says Linux, whatever OS says (WSLENV can pass it on).
+# Without /proc (cmd, PowerShell) uname is not asked: there may be none.
+KIT_UNAME := $(if $(wildcard /proc/version),$(shell uname -s 2>/dev/null))
+KIT_NATIVE_WINDOWS := $(or $(filter MINGW% MSYS% CYGWIN%,$(KIT_UNAME)),$(and $(filter Windows_NT,$(OS)),$(filter-out Linux,$(or $(KIT_UNAME),none))))
+ifneq ($(KIT_NATIVE_WINDOWS),)
+define KIT_WINDOWS_MESSAGE
+this kit runs in Linux, and on Windows in WSL 2; this make runs in a native Windows shell ($(if $(KIT_UNAME),uname: $(KIT_UNAME),OS=$(OS))).
+  1. In PowerShell, once:  wsl --install   (restart Windows, then open Ubuntu from the Start menu)
+  2. The NVIDIA driver stays the Windows one. In Ubuntu install no NVIDIA driver, only the
+     CUDA toolkit for WSL-Ubuntu (developer.nvidia.com/cuda-downloads), its bin folder on PATH.
+  3. In Ubuntu, clone the kit into your Linux home (not under /mnt/c), and there:
+       make demo
+       make test
+  README.md, section "Windows", says more
+endef
+$(error $(KIT_WINDOWS_MESSAGE))
+endif
+# nvidia-smi: on WSL 2 the Windows driver's, /usr/lib/wsl/lib/nvidia-smi,
+# which root "will not find ... at the expected location" (NVIDIA, CUDA on
+# WSL User Guide, "Known Limitations"); nor sudo, whose PATH is its own.
+KIT_NVIDIA_SMI := $(or $(shell command -v nvidia-smi 2>/dev/null),$(wildcard /usr/lib/wsl/lib/nvidia-smi),nvidia-smi)
+
 LABS := $(shell grep -v '^[[:space:]]*\(\#\|$$\)' common/labs.txt)
 
 NVCC ?= nvcc
@@ -36,7 +63,7 @@ Q := $(if $(filter 1,$(V)),,@)
 #   make ARCH="-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90"
 NVCC_MAJOR := $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\)\..*/\1/p')
 OLDEST_SM := $(if $(filter 1 2 3 4 5 6 7 8 9 10 11 12,$(NVCC_MAJOR)),70,75)
-HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo yes)
+HAVE_GPU := $(shell $(KIT_NVIDIA_SMI) -L 2>/dev/null | grep -q '^GPU' && echo yes)
 ifeq ($(origin ARCH),undefined)
   ifeq ($(HAVE_GPU),yes)
     ARCH := -arch=native

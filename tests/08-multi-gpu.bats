@@ -99,6 +99,7 @@ CASES
 # bats test_tags=gpu,perf
 @test "08: on one GPU, ${KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU}x faster with 4 streams than with one" {
     require_gpu_alone
+    skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
     run_reference_once "$LAB"
     [ "$(kv copy-engines)" -ge 2 ] || skip "one copy engine: the copies out cannot run beside the copies in"
     assert_at_least "$(kv speedup-streams-1-gpu)" "$KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU" "4 streams over 1"
@@ -201,6 +202,7 @@ CASES
 # bats test_tags=gpu,perf
 @test "08: N GPUs, one stream each, reach ${KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS} of what the host links allow" {
     require_gpus 2 alone
+    skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"
     run_reference_once "$LAB"
     local n=$(kv gpus) links=$(kv host-link-scaling) allow
     allow=$(awk -v n="$n" -v l="$links" -v f="$KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS" \
@@ -212,6 +214,7 @@ CASES
 # bats test_tags=gpu,perf
 @test "08: two GPUs, one stream each, at least ${KIT_MIN_MULTI_GPU_SPEEDUP}x one GPU where each has its own host link" {
     require_gpus 2 alone
+    skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"
     run_reference_once "$LAB"
     [ "$(kv gpus)" = 2 ] || skip "the kit sees $(kv gpus) GPUs; this test is for two (the one above holds for any number)"
     awk -v l="$(kv host-link-scaling)" -v m="$KIT_MIN_HOST_LINK_SCALING" 'BEGIN { exit !(l >= m) }' ||

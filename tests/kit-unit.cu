@@ -15,6 +15,11 @@
  *   kit-unit trace-waves SMS MAXWARPS WARPS WAVES
  *                                         the same for SMS SMs that each run WAVES
  *                                         waves of WARPS warps of 100 ns, in turn
+ *   kit-unit banner TITLE                 a lab's heading for a stand-in GPU
+ *                                         (with the platform's line on WSL)
+ *   kit-unit check-error ERROR CALL       kit_check's message and exit status for
+ *                                         ERROR (memory-allocation, no-device,
+ *                                         insufficient-driver) returned by CALL
  */
 #include "kit_args.h"
 #include "kit_counted.h"
@@ -109,9 +114,27 @@ int main(int argc, char **argv)
         st = kit_trace_analyze(r, (size_t)n, (int)sms, (int)arg_u64(argv[3]));
         print_trace(&st);
         free(r);
+    } else if (strcmp(cmd, "banner") == 0 && argc == 3) {
+        /* A lab's heading, for a GPU that is not there: what the platform adds. */
+        kit_device d;
+        memset(&d, 0, sizeof d);
+        snprintf(d.name, sizeof d.name, "Some GPU");
+        d.cc_major = 8;
+        d.cc_minor = 6;
+        d.sms = 30;
+        kit_banner(argv[2], &d);
+    } else if (strcmp(cmd, "check-error") == 0 && argc == 4) {
+        /* kit_check's verdict on an error of a call, as a program would meet it. */
+        cudaError_t e = strcmp(argv[2], "memory-allocation") == 0     ? cudaErrorMemoryAllocation
+                        : strcmp(argv[2], "no-device") == 0           ? cudaErrorNoDevice
+                        : strcmp(argv[2], "insufficient-driver") == 0 ? cudaErrorInsufficientDriver
+                                                                      : cudaSuccess;
+        if (e == cudaSuccess)
+            kit_die(KIT_EXIT_USAGE, "check-error: memory-allocation, no-device or insufficient-driver");
+        kit_check(e, argv[3], "tests/kit-unit.cu", __LINE__);
     } else {
         kit_die(KIT_EXIT_USAGE, "usage: kit-unit parse-size|np|default-size|expected-distinct|"
-                                "grouped|median|trace|trace-waves ARGS (see the source)");
+                                "grouped|median|trace|trace-waves|banner|check-error ARGS (see the source)");
     }
     return 0;
 }

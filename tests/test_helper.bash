@@ -12,6 +12,10 @@ KIT_BUILD="${KIT_BUILD:-$KIT_ROOT/build}"
 bats_load_library bats-support
 bats_load_library bats-assert
 
+# Where the tests run (a Linux host, WSL 2): skip_on_wsl and its reasons.
+# shellcheck source=tests/platform.bash
+source "$BATS_TEST_DIRNAME/platform.bash"
+
 # ---------------------------------------------------------------------------
 # Thresholds, all in one place. Each is a ratio measured within one run and
 # must hold on every supported GPU (Turing to Blackwell), not only the one the

@@ -613,6 +613,10 @@ main() {
         "Isolation: $sandbox_note"
         "Mode: $report_mode"
     )
+    # Where it ran: a Linux host, or WSL 2 and what it shares (platform.sh).
+    local platform_line
+    platform_line=$(grade_platform_line "$ref_build/bin/kit-query")
+    [ -z "$platform_line" ] || report_header+=("$platform_line")
     report_again="The same sizes and seeds again: $again"
     report_gpu=$gpu_name report_isolation=$sandbox
     reports_screen "${labs[@]}"

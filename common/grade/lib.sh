@@ -13,6 +13,9 @@
 # shellcheck disable=SC2034,SC2154 # a library: it sets and reads its callers' globals
 
 kit_grade_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+# Where the grader runs: the GPU's device nodes, the reports' platform line.
+# shellcheck source=common/grade/platform.sh
+source "$kit_grade_dir/platform.sh"
 
 # ===========================================================================
 # Settings
@@ -457,9 +460,10 @@ sandbox_cmd() {
     if [ "$sandbox" = bwrap ]; then
         sb=("${sb_base[@]}")
         if [ "$gpu" = 1 ]; then
-            for dev in /dev/nvidia*; do
-                [ -e "$dev" ] && sb+=(--dev-bind "$dev" "$dev")
-            done
+            # /dev/nvidia* on a Linux host, /dev/dxg on WSL 2 (platform.sh).
+            while IFS= read -r dev; do
+                sb+=(--dev-bind "$dev" "$dev")
+            done < <(gpu_device_nodes /)
             # CUDA's MPS, where it runs: its pipes, and the share of the GPU.
             if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && [ -d "$CUDA_MPS_PIPE_DIRECTORY" ]; then
                 sb+=(--bind "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_PIPE_DIRECTORY"

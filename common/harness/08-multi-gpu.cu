@@ -496,6 +496,9 @@ static unsigned int *pinned(size_t bytes)
 {
     void *p = NULL;
     cudaError_t e = cudaMallocHost(&p, bytes);
+    if (e == cudaErrorMemoryAllocation && kit_platform_pinned_advice())
+        kit_die(KIT_EXIT_WAIVED, "cannot run here: cannot pin %.0f MiB of host memory for the arrays: %s",
+                bytes / 1048576.0, kit_platform_pinned_advice());
     if (e == cudaErrorMemoryAllocation)
         kit_die(KIT_EXIT_FAIL, "cannot pin %.0f MiB of host memory for the arrays: choose a smaller --size",
                 bytes / 1048576.0);
@@ -1270,6 +1273,13 @@ int main(int argc, char **argv)
             n = kit_pow2_floor(fit);
         }
     }
+    if (!c.size && !selftest) {
+        /* Three pinned host arrays: WSL 2 limits how much can be pinned. */
+        int capped;
+        n = kit_pinned_default_size(n, 1u << 20, 3 * sizeof(unsigned int), 0, &capped);
+        if (capped)
+            kit_pinned_capped_note(n, 3.0 * sizeof(unsigned int) * n);
+    }
     if (n < (unsigned long long)ngpus * nstreams)
         kit_die(KIT_EXIT_USAGE, "--size %llu is too small for %d GPU%s of %d streams: every chunk needs an "
                                 "element (at least %d)", n, ngpus, ngpus == 1 ? "" : "s", nstreams, ngpus * nstreams);
@@ -1449,6 +1459,7 @@ int main(int argc, char **argv)
         for (int g = 0; g < ngpus; g++)
             printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, PCI %s\n", g, dev[g].name,
                    dev[g].cc_major, dev[g].cc_minor, dev[g].sms, dev[g].global_bytes / 1073741824.0, bus[g]);
+        kit_platform_banner(); /* WSL 2 says so; a Linux host prints nothing */
         if (visible > ngpus)
             printf("(this program sees %d GPUs and uses %d: --gpus)\n", visible, ngpus);
         for (int g = 1; g < ngpus; g++)

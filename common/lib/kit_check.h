@@ -4,9 +4,10 @@
  * Every CUDA call in the kit goes through KIT_CHECK, every launch is
  * followed by KIT_CHECK_LAUNCH. An error that means "this machine cannot
  * run the kit" (no driver, no GPU, no code for this GPU's architecture)
- * exits with KIT_EXIT_WAIVED and says what to do; any other error is a bug
- * or a broken kernel and exits with KIT_EXIT_FAIL, naming the call, the
- * file and the line.
+ * exits with KIT_EXIT_WAIVED and says what to do (on WSL, where the driver
+ * is Windows', the advice says so; host memory that WSL 2 will not pin is
+ * such an error too); any other error is a bug or a broken kernel and exits
+ * with KIT_EXIT_FAIL, naming the call, the file and the line.
  */
 #ifndef KIT_CHECK_H
 #define KIT_CHECK_H
@@ -17,6 +18,8 @@
 #include <string.h>
 
 #include <cuda_runtime.h>
+
+#include "kit_platform.h"
 
 /* The in-kernel counters need __match_any_sync: Volta (7.0) or newer. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
@@ -109,6 +112,17 @@ static inline void kit_check(cudaError_t err, const char *call, const char *file
                 cudaGetErrorName(err));
         if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidDeviceFunction)
             fprintf(stderr, "%s: it was built for %s\n", kit_program, kit_built_archs());
+        else if ((err == cudaErrorInsufficientDriver || err == cudaErrorStubLibrary || err == cudaErrorNoDevice) &&
+                 (advice = kit_platform_driver_advice()) != NULL)
+            fprintf(stderr, "%s: %s\n", kit_program, advice);
+        exit(KIT_EXIT_WAIVED);
+    }
+    /* Host memory that cannot be pinned, where the platform limits it (WSL 2). */
+    if (err == cudaErrorMemoryAllocation &&
+        (strstr(call, "MallocHost") || strstr(call, "HostAlloc") || strstr(call, "HostRegister")) &&
+        (advice = kit_platform_pinned_advice()) != NULL) {
+        fprintf(stderr, "%s: cannot run here: %s (%s in %s at %s:%d)\n", kit_program, advice,
+                cudaGetErrorName(err), call, file, line);
         exit(KIT_EXIT_WAIVED);
     }
     fprintf(stderr, "%s: CUDA error %s: %s\n    in %s\n    at %s:%d\n", kit_program,

@@ -150,4 +150,48 @@ static inline unsigned long long kit_default_size(long long l2_bytes, long long 
     return want < cap ? want : cap;
 }
 
+/*
+ * The default size of a lab that pins its host arrays (Labs 05 and 08). On
+ * WSL 2, where "pinned system memory ... availability for applications is
+ * limited" (NVIDIA, CUDA on WSL User Guide, "Known Limitations for Linux CUDA
+ * Applications") and no figure is given, the largest n, halving from want
+ * but not below floor, whose n * pinned_per_element + pinned_extra bytes
+ * could be pinned here at once (pinned, then freed at once); *capped says
+ * whether it is below want. Elsewhere want, untouched. Needs the device open.
+ */
+static inline unsigned long long kit_pinned_default_size(unsigned long long want, unsigned long long floor,
+                                                         size_t pinned_per_element, size_t pinned_extra,
+                                                         int *capped)
+{
+    unsigned long long n = want;
+
+    *capped = 0;
+    if (!kit_on_wsl2())
+        return want;
+    for (;;) {
+        void *p = NULL;
+        cudaError_t e = cudaMallocHost(&p, (size_t)n * pinned_per_element + pinned_extra);
+        if (e == cudaSuccess) {
+            KIT_CHECK(cudaFreeHost(p));
+            break;
+        }
+        if (e != cudaErrorMemoryAllocation)
+            KIT_CHECK(e);
+        (void)cudaGetLastError();
+        if (n / 2 < floor)
+            break; /* the run itself then says why it cannot pin its arrays */
+        n /= 2;
+        *capped = 1;
+    }
+    return n;
+}
+
+/* Said where kit_pinned_default_size capped the default. */
+static inline void kit_pinned_capped_note(unsigned long long n, double pinned_bytes)
+{
+    fprintf(stderr, "%s: note: WSL 2 limits pinned host memory (" KIT_WSL_GUIDE "): the default size is %llu, "
+                    "the largest whose %.0f MiB of pinned arrays could be pinned here\n",
+            kit_program, n, pinned_bytes / 1048576.0);
+}
+
 #endif /* KIT_DEVICE_H */

@@ -117,9 +117,11 @@ static inline const char *kit_grouped(unsigned long long v)
 static inline void kit_banner(const char *title, const kit_device *d)
 {
     printf("%s\n", title);
-    printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f MiB L2, %.1f GiB memory\n\n",
+    printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f MiB L2, %.1f GiB memory\n",
            d->ordinal, d->name, d->cc_major, d->cc_minor, d->sms, d->l2_bytes / 1048576.0,
            d->global_bytes / 1073741824.0);
+    kit_platform_banner(); /* WSL 2 says so; a Linux host prints nothing */
+    printf("\n");
 }
 
 /* The device facts every program reports as key: value lines. */
@@ -140,6 +142,7 @@ static inline void kit_kv_device(const kit_device *d)
     kit_kv("driver-version", "%d.%d", d->driver_version / 1000, (d->driver_version % 1000) / 10);
     kit_kv("runtime-version", "%d.%d", d->runtime_version / 1000,
            (d->runtime_version % 1000) / 10);
+    kit_kv("platform", "%s", kit_platform_name(kit_platform_get()));
 }
 
 /*
