@@ -89,6 +89,12 @@ def _wanted(path, labs):
     return None
 
 
+def _outside(name):
+    """A member path that leaves its archive: the grader takes nothing from such an archive."""
+    parts = name.replace("\\", "/").split("/")
+    return name.startswith("/") or ".." in parts
+
+
 def _decode(data):
     if b"\0" in data:
         return None
@@ -96,7 +102,8 @@ def _decode(data):
 
 
 def lab_files(path, labs):
-    """{lab: text} of one submission: regular files only, the shortest path of each lab."""
+    """{lab: text} of one submission: regular files only, the shortest path of
+    each lab; nothing from an archive that holds a path outside itself."""
     found = {}  # lab -> (depth, text)
 
     def keep(lab, depth, data):
@@ -123,6 +130,8 @@ def lab_files(path, labs):
             return {}
         elif path.endswith(".zip"):
             with zipfile.ZipFile(path) as z:
+                if any(_outside(info.filename) for info in z.infolist()):
+                    return {}
                 for i, info in enumerate(z.infolist()):
                     if i > MAX_MEMBERS:
                         break
@@ -133,9 +142,12 @@ def lab_files(path, labs):
                     keep(lab, info.filename.count("/"), z.read(info)[:MAX_FILE + 1])
         else:
             with tarfile.open(path, "r:*") as t:
+                members = []
                 for i, m in enumerate(t):
-                    if i > MAX_MEMBERS:
-                        break
+                    if i > MAX_MEMBERS or _outside(m.name):
+                        return {}
+                    members.append(m)
+                for m in members:
                     lab = _wanted(m.name, labs)
                     if not lab or not m.isreg() or m.size > MAX_FILE:
                         continue
