@@ -105,24 +105,26 @@ def lab_section(kit, lab, rows, maker):
     graded = [r for r in rows if r["verdict"] in ("PASS", "FAIL")]
     pts = [number(r.get("points")) or 0.0 for r in graded]
     bins = point_bins(maximum)
-    fig = Figure("points-%s" % lab, "%s: points" % lab, kind="bars", ylabel="students", width=640, height=300,
+    fig = Figure("points-%s" % lab, "%s: points" % lab, kind="bars", ylabel="students", width=520, height=320, font_size=14,
                  integer_y=True,
                  caption="Points of the %d students graded (a SKIP has none), out of %s."
                          % (len(graded), page.fmt(maximum)))
     fig.add(Series("students", [(label, sum(1 for p in pts if test(p))) for label, test in bins], role="reference"))
+    out.append('<div class="pair">')
     out.append(maker.html(fig, "<strong>Points.</strong> %s" % esc(fig.caption)))
     ratios = [number(r.get("time_vs_reference")) for r in rows if r["verdict"] in ("PASS", "FAIL")]
     timed = [x for x in ratios if x is not None]
     if timed:
         tfig = Figure("time-%s" % lab, "%s: time against the reference" % lab, kind="bars", ylabel="students",
-                      width=640, height=300, integer_y=True,
+                      width=520, height=320, font_size=14, integer_y=True,
                       caption="Each student's time over the reference's where the grader timed it (%d of %d); "
-                              "the median is %sx." % (len(timed), len(ratios), page.fmt(sorted(timed)[len(timed) // 2])))
+                              "the median is %sx." % (len(timed), len(ratios), page.fmt(median(sorted(timed)))))
         tfig.add(Series("students", [(label, sum(1 for x in timed if time_bin(x) == label))
                                      for _, label in TIME_BINS], role="reference"))
         out.append(maker.html(tfig, "<strong>Time against the reference.</strong> %s" % esc(tfig.caption)))
     else:
         out.append("<p>No time against the reference for this lab (graded on correctness alone, or nothing timed).</p>")
+    out.append("</div>")
     for verdict in ("FAIL", "SKIP"):
         kinds = {}
         for r in rows:
@@ -139,6 +141,34 @@ def lab_section(kit, lab, rows, maker):
         out.append(page.table(["reason", "students", "who", "one of them, in full"], table_rows, numeric=(1,)))
     out.append("</section>")
     return "\n".join(out)
+
+
+def summary_table(kit, labs, lab_rows):
+    """A row per lab: verdicts, median points and time against the reference, the commonest reason."""
+    rows = []
+    for lab in labs:
+        mine = [r for r in lab_rows if r["lab"] == lab]
+        counts = [sum(1 for r in mine if r["verdict"] == v) for v in ("PASS", "FAIL", "SKIP")]
+        pts = sorted(number(r.get("points")) or 0.0 for r in mine if r["verdict"] in ("PASS", "FAIL"))
+        times = sorted(x for x in (number(r.get("time_vs_reference")) for r in mine) if x is not None)
+        kinds = {}
+        for r in mine:
+            if r["verdict"] in ("FAIL", "SKIP"):
+                k = "%s: %s" % (r["verdict"], reason_kind(r.get("reason", "")))
+                kinds[k] = kinds.get(k, 0) + 1
+        common = max(sorted(kinds), key=lambda k: kinds[k]) if kinds else ""
+        rows.append([page.Markup('<a href="#lab-%s">%s</a>' % (esc(lab), esc(page.lab_title(kit, lab))))] + counts +
+                     [median(pts), "%sx" % page.fmt(median(times)) if times else "",
+                      "%s (%d)" % (common, kinds[common]) if common else ""])
+    return page.table(["lab", "PASS", "FAIL", "SKIP", "median points", "median time / reference",
+                       "commonest reason"], rows, numeric=(1, 2, 3, 4, 5))
+
+
+def median(values):
+    if not values:
+        return ""
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2.0
 
 
 def similarity_section(labs, subs, kit, threshold):
@@ -233,14 +263,13 @@ def build(out_dir, subs, kit, threshold):
                        esc(os.path.abspath(out_dir))))
         if maker.missing:
             body.append('<p class="note">%s.</p>' % esc(maker.missing[0].upper() + maker.missing[1:]))
-        nav = ['<nav><ul>'] + ['<li><a href="#lab-%s">%s</a></li>' % (esc(l), esc(l)) for l in labs]
-        nav += ['<li><a href="#students">the students</a></li>']
+        nav = ['<nav><ul>', '<li><a href="#students">the students</a></li>']
+        nav += ['<li><a href="#lab-%s">%s</a></li>' % (esc(l), esc(l)) for l in labs]
         if subs:
             nav.append('<li><a href="#similarity">similar submissions</a></li>')
         nav.append("</ul></nav>")
         body.append("\n".join(nav))
-        for lab in labs:
-            body.append(lab_section(kit, lab, [r for r in lab_rows if r["lab"] == lab], maker))
+        body.append(summary_table(kit, labs, lab_rows))
         # A row per student.
         per = {}
         for r in lab_rows:
@@ -267,6 +296,8 @@ def build(out_dir, subs, kit, threshold):
                     "the time against the reference is in brackets.</p>")
         body.append(page.table(["student", "ID", "points"] + labs + ["status"], rows))
         body.append("</section>")
+        for lab in labs:
+            body.append(lab_section(kit, lab, [r for r in lab_rows if r["lab"] == lab], maker))
         listed = None
         if subs:
             sim_html, listed = similarity_section(labs, subs, kit, threshold)

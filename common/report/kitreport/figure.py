@@ -85,7 +85,8 @@ class Figure:
     """
 
     def __init__(self, name, title, kind="xy", xlabel="", ylabel="", logx=None, logy=None,
-                 caption="", rows=None, width=760, height=440, notes=None, categories=None, integer_y=False):
+                 caption="", rows=None, width=760, height=440, notes=None, categories=None, integer_y=False,
+                 font_size=11):
         self.name = name
         self.title = title
         self.kind = kind
@@ -101,6 +102,7 @@ class Figure:
         self.notes = notes or []  # lines said under the figure (what is missing, and why)
         self.categories = categories or []  # bars: the categories' order (others follow as met)
         self.integer_y = integer_y  # counts: whole numbers on the y axis
+        self.font_size = font_size  # points (a small figure shown small wants larger type)
         self.xmax = None  # timeline: the end of the time axis (several timelines drawn to one scale)
 
     def add(self, series):
@@ -160,8 +162,8 @@ def _range_of(values, log):
 def script(fig, output):
     """The gnuplot script that draws fig into the file output."""
     lines = []
-    lines.append("set terminal svg noenhanced size %d,%d font 'sans,11' background '#ffffff'"
-                 % (fig.width, fig.height))
+    lines.append("set terminal svg noenhanced size %d,%d font 'sans,%d' background '#ffffff'"
+                 % (fig.width, fig.height, fig.font_size))
     lines.append("set output %s" % quote(output))
     lines.append("set encoding utf8")
     lines.append("set title %s" % quote(fig.title))

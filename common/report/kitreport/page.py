@@ -37,7 +37,9 @@ pre { background: #f6f8fa; padding: 0.6em 0.8em; overflow-x: auto; font-size: 0.
 code { font-size: 0.92em; }
 details { margin: 0.4em 0 1em; }
 summary { cursor: pointer; color: #1f5fa8; }
-nav ul { columns: 2; padding-left: 1.2em; }
+nav ul { columns: 3; padding-left: 1.2em; }
+.pair { display: flex; flex-wrap: wrap; gap: 0 1.5em; }
+.pair figure { flex: 1 1 420px; min-width: 0; margin-top: 0.6em; }
 """
 
 
