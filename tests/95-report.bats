@@ -247,7 +247,7 @@ section() { python3 -c 'import re,sys; t=open(sys.argv[2]).read(); m=re.search(r
     for page in "$BATS_TEST_TMPDIR/run/report.html" "$out/class.html"; do
         png="$page.png"
         run timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-            --disable-component-update --disable-sync --no-first-run --user-data-dir="$(mktemp -d)" \
+            --disable-component-update --disable-sync --no-first-run --user-data-dir="$BATS_TEST_TMPDIR/chromium" \
             --window-size=1000,3000 --screenshot="$png" "file://$page"
         [ -s "$png" ] || fail "Chromium drew nothing for $page: $output"
         [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$png is not a PNG"

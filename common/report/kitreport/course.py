@@ -1,10 +1,9 @@
 """The course's own figures, to draw beside this GPU's.
 
-From the course notes (/work/shared/course in the kit's sources; the
-handouts quote the same tables): a Tesla K40 (Kepler, 15 SMX, 1.5 MB of L2)
-measured with nvprof. Labs 05 to 08 have no K40 figure: the course's streams
-figures are pictures of Fermi's queues, and its multi-GPU slides give no
-timings.
+From the course's notes (000, the tables the handouts quote): a Tesla K40
+(Kepler, 15 SMX, 1.5 MB of L2) measured with nvprof. Labs 05 to 08 have no
+K40 figure: the course's streams figures are pictures of Fermi's queues,
+and its multi-GPU slides give no timings.
 """
 
 K40 = "Tesla K40 (the course)"

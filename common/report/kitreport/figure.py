@@ -85,7 +85,7 @@ class Figure:
     """
 
     def __init__(self, name, title, kind="xy", xlabel="", ylabel="", logx=None, logy=None,
-                 caption="", rows=None, width=760, height=440, notes=None, categories=None, integer_y=False,
+                 caption="", rows=None, width=760, height=440, categories=None, integer_y=False,
                  font_size=11):
         self.name = name
         self.title = title
@@ -99,7 +99,6 @@ class Figure:
         self.series = []
         self.width = width
         self.height = height
-        self.notes = notes or []  # lines said under the figure (what is missing, and why)
         self.categories = categories or []  # bars: the categories' order (others follow as met)
         self.integer_y = integer_y  # counts: whole numbers on the y axis
         self.font_size = font_size  # points (a small figure shown small wants larger type)

@@ -160,8 +160,6 @@ class FigureMaker:
                 self.failures.append("%s: %s" % (fig.name, e))
                 parts.append('<p class="problem">This figure could not be drawn: %s</p>' % esc(e))
         parts.append("<figcaption>%s</figcaption>" % caption_html)
-        for note in fig.notes:
-            parts.append('<p class="note">%s</p>' % esc(note))
         if drawn:
             parts.append("<details><summary>the numbers</summary>%s</details>" % figure_data_table(fig))
         else:
