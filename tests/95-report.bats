@@ -482,7 +482,7 @@ EOF
     command -v "${NVCC:-nvcc}" >/dev/null 2>&1 || skip "nvcc is not on PATH (make needs it to check the build)"
     local k="$BATS_TEST_TMPDIR/kit"
     stub_kit "$k"
-    run make -s --no-print-directory -C "$k" report LAB=01 SEED=4242
+    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=01 SEED=4242
     assert_success
     assert_output --partial "make report: 01-coalescing: your program PASS; the reference PASS"
     assert_output --partial "make report: open $k/build/report/report.html in a browser"
@@ -494,13 +494,13 @@ EOF
     [[ "$(figure_series 01-coalescing-time)" == *"your program"*"reference"* ]] || fail "$(figure_series 01-coalescing-time)"
     # ARGS go to both, and a size in them is not overridden.
     : >"$k/argv.log"
-    run make -s --no-print-directory -C "$k" report LAB=coalescing SEED=7 ARGS="--size 4M"
+    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=coalescing SEED=7 ARGS="--size 4M"
     assert_success
     run cat "$k/argv.log"
     assert_line --regexp "^labs --seed 7 --matrix 8192 --csv .* --size 4M\$"
     # The student's file does not compile: said on screen and in the page, the reference alone.
     sed -i 's/^    \/\* TODO(1) \*\/$/    int broken(/' "$k/labs/01-coalescing/coalescing.cu"
-    run make -s --no-print-directory -C "$k" report LAB=01
+    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=01
     assert_success
     assert_output --partial "make report: 01-coalescing: your file does not build:"
     run section 01-coalescing "$k/build/report/report.html"
@@ -548,7 +548,7 @@ EOF
         cp -a "$KIT_BUILD/solutions/$lab" "$k/build/solutions/"
         cp -a "$KIT_BUILD/solutions/$lab" "$k/build/labs/"
     done
-    run make -s --no-print-directory -C "$k" report LAB=01 SEED=3 ARGS="--size 4M --matrix 2048"
+    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=01 SEED=3 ARGS="--size 4M --matrix 2048"
     assert_success
     assert_output --partial "make report: 01-coalescing: your program PASS; the reference PASS"
     run python3 "$CHECK" "$k/build/report/report.html"
@@ -557,7 +557,7 @@ EOF
         [[ "$(figure_series 01-coalescing-time)" == "your program | reference | Tesla K40 (the course)"* ]] ||
             fail "$(figure_series 01-coalescing-time)"
     fi
-    run make -s --no-print-directory -C "$k" report LAB=05 SEED=3 ARGS="--size 8M"
+    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=05 SEED=3 ARGS="--size 8M"
     assert_success
     assert_output --partial "make report: 05-streams: your program PASS; the reference PASS"
     run python3 "$CHECK" "$k/build/report/report.html"

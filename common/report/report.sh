@@ -20,6 +20,7 @@ set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top" || exit 3
 build=${KIT_BUILD:-build}
+case $build in /*) ;; *) build=$top/$build ;; esac
 make_cmd=${MAKE:-make}
 timeout_s=${KIT_REPORT_TIMEOUT:-900}
 
@@ -150,7 +151,7 @@ for lab in "${labs[@]}"; do
     echo "make report: $lab: building"
     build_side solutions "$lab" "$ref_dir"
     build_side labs "$lab" "$stu_dir"
-    ref=$top/$build/solutions/$lab/$name stu=$top/$build/labs/$lab/$name
+    ref=$build/solutions/$lab/$name stu=$build/labs/$lab/$name
     if [ "$(cat "$ref_dir/build.status")" != 0 ]; then
         echo "make report: $lab: the reference does not build (see $ref_dir/build.log)"
         continue
