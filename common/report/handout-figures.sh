@@ -14,18 +14,21 @@
 # Without --run, DIR may hold tables made otherwise, each with its
 # NN-name.txt ("command: ..." and "date: ..." lines). The reference runs
 # with --seed 1 unless ARGS_NN (e.g. ARGS_05="--seed 1 --streams 8") says
-# otherwise. Exit status: as handout_figures.py (0 drawn; 2 no GPU for
-# --run, or no gnuplot; 64 bad command line; 65 a table cannot be used).
+# otherwise. A GPU machine without gnuplot: --run there keeps the tables in
+# DIR; draw them where gnuplot is (without --run). Exit status: 0 drawn;
+# 2 no GPU for --run, or no gnuplot; 64 bad command line; 65 a table
+# cannot be used.
 set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build=${KIT_BUILD:-$top/build}
+build=${KIT_BUILD:-build}
+case $build in /*) ;; *) build=$top/$build ;; esac
 run=0 labs_opt=""
 while [ $# -gt 0 ]; do
     case $1 in
     --run) run=1; shift ;;
     --labs) [ $# -ge 2 ] || { echo "handout-figures.sh: --labs needs a list" >&2; exit 64; }; labs_opt=$2; shift 2 ;;
-    --help | -h) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help | -h) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     -*) echo "handout-figures.sh: unknown option '$1'" >&2; exit 64 ;;
     *) break ;;
     esac
@@ -72,4 +75,9 @@ if [ "$run" = 1 ]; then
     done
 fi
 
+if ! command -v gnuplot >/dev/null 2>&1; then
+    [ "$run" = 0 ] || echo "handout-figures.sh: the tables are in $dir; gnuplot is not installed here: draw them where it is, with: bash common/report/handout-figures.sh $dir" >&2
+    echo "handout-figures.sh: gnuplot is not installed (Debian, Ubuntu: sudo apt-get install gnuplot-nox)" >&2
+    exit 2
+fi
 exec python3 "$top/common/report/handout_figures.py" "$dir" "$@"

@@ -86,7 +86,8 @@ def main(argv):
             gpu = run.rows[0]["gpu"] if run.rows else "?"
             print("%s (handouts/%s.md):" % (lab, lab))
             for fig in labmod.figures(lab, [run]):
-                caption = "%s %s, %s; %s" % (fig.caption, gpu, facts["date"], facts["command"])
+                cuda = ", CUDA %s" % facts["cuda"] if facts.get("cuda") else ""
+                caption = "%s %s%s, %s; %s" % (fig.caption, gpu, cuda, facts["date"], facts["command"])
                 if fig.has("course"):
                     caption += "; the Tesla K40 from the course's notes (000), nvprof"
                 text = figmod.svg(fig, tmp, standalone_caption=caption)
