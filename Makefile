@@ -385,6 +385,14 @@ demo: need-gpu
 	@$(MAKE) -s --no-print-directory $(PARALLEL) solutions
 	@bash common/tools/demo.sh $(LABS)
 
+# make report [LAB=01] [SEED=S] [ARGS=...]: your programs and the references
+# on the same seed and sizes, drawn in one page, build/report/report.html:
+# each handout's figures with your curves beside the reference's
+# (common/report/; python3, and gnuplot for the figures).
+.PHONY: report
+report: need-nvcc
+	@KIT_BUILD="$(BUILD)" bash common/report/report.sh $(if $(LAB),--labs $(LAB)) $(if $(SEED),--seed $(SEED)) -- $(ARGS)
+
 # The test tools first: a missing Bats is said at once, not after the build.
 test:
 	@bash tests/setup-bats.sh
@@ -433,6 +441,7 @@ help:
 	@echo "  make lab LAB=01   build one lab (your copy and the reference)"
 	@echo "  make run LAB=01   build and run your copy of a lab; REF=1 runs the reference,"
 	@echo "                    ARGS=\"--size 4M\" passes options (ARGS=--help lists them)"
+	@echo "  make report       your programs beside the references, in one page of figures (LAB=01)"
 	@echo "  make check        grade your labs/: PASS, FAIL or SKIP per lab, points; LAB=01 (or 01,03),"
 	@echo "                    SEED= repeats a grading, SANITIZE=1 adds compute-sanitizer,"
 	@echo "                    REPORT=dir writes report.txt, grades.csv, .tap, .xml (JUnit), results.json"

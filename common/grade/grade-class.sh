@@ -520,6 +520,7 @@ build_references() {
 finish() {
     gather
     say "class.csv: $(($(wc -l <"$out/class.csv") - 1)) students; per lab: class-labs.csv; IDs: roster.csv; reports: students/"
+    python3 "$kit_top/common/report/class_page.py" "$out" --submissions "$subs" --kit "$kit_top" 2>&1 | sed 's/^/grade-class: /'
     if [ "$not_graded" -gt 0 ] || [ ${#sub_skipped[@]} -gt 0 ]; then
         say "$((not_graded + ${#sub_skipped[@]})) submissions NOT GRADED (see above); run again to retry"
         exit 1
