@@ -458,8 +458,17 @@ help:
 	@echo "Grading settings (points, speed factors, limits): common/grade/grading.conf"
 	@echo "Inside a lab's folder (labs/01-coalescing/), make, make run, make check ... mean that lab."
 
+# A target named by its path inside the kit (the tests name some so) is the
+# same file as the one named relative to it.
+ifeq ($(words $(CURDIR)),1)
+$(CURDIR)/$(BUILD)/%: $(BUILD)/% ;
+endif
+
+# The Makefile is no target (make -B would look for a rule).
+Makefile common/lab.mk: ;
+
 # Anything else: say where the list is. (Also a file nothing can make, such
 # as a lab's source that is missing.)
 .DEFAULT:
-	@case '$@' in */*) echo "make: there is no file '$@', and nothing in the kit makes it" >&2 ;; \
-	    *) echo "make: the kit has no target '$@'; make help lists what you can do" >&2 ;; esac; exit 2
+	@[ -e '$@' ] || { case '$@' in */*) echo "make: there is no file '$@', and nothing in the kit makes it" >&2 ;; \
+	    *) echo "make: the kit has no target '$@'; make help lists what you can do" >&2 ;; esac; exit 2; }

@@ -565,10 +565,17 @@ judge() {
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         what="timed out after ${limit} s" detail=""
     elif [ "$rc" = 153 ] || [ "$(stat -c %s "$dir/out")" -ge $((cap * 1024)) ] ||
-        [ "$(stat -c %s "$dir/err")" -ge $((cap * 1024)) ]; then
+        [ "$(stat -c %s "$dir/err")" -ge $((cap * 1024)) ] ||
+        [ "$(stat -c %s "$dir/worker.log" 2>/dev/null || echo 0)" -ge $((cap * 1024)) ] ||
+        grep -q "the student's code stopped (signal SIGXFSZ)" "$dir/err"; then
         what="floods its output (more than $cap KiB)" detail=""
     elif [ "$rc" -gt 128 ]; then
         what="crashed (signal SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))))"
+    elif grep -qE "the student's code stopped \(signal SIG[A-Z]+\)" "$dir/err"; then
+        # The judge's words for its worker (common/lib/kit_judge.h).
+        what="crashed ($(grep -m1 -oE 'signal SIG[A-Z]+' "$dir/err"))"
+    elif grep -q "broke the kit's protocol" "$dir/err"; then
+        what="broke the kit's protocol (its process wrote to the judge's socket, or stopped answering it)"
     elif [ "$chan_state" = forged ]; then
         what="the kit's result channel holds lines the harness did not write"
     elif grep -qE 'cudaError(IllegalAddress|InvalidAddressSpace)' "$dir/err"; then

@@ -132,6 +132,26 @@ static inline void kit_judge_worker_said(char *out, size_t cap)
     fclose(f);
 }
 
+/* A signal's name, as the grader's reports give it (SIGSEGV). */
+static inline const char *kit_judge_signal_name(int sig)
+{
+    static char other[24];
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGFPE: return "SIGFPE";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    default: snprintf(other, sizeof other, "%d", sig); return other;
+    }
+}
+
 /* The worker is gone or broke the protocol: the lab fails, saying so. */
 static inline void kit_judge_worker_lost(int broken)
 {
@@ -162,9 +182,7 @@ static inline void kit_judge_worker_lost(int broken)
         if (WIFEXITED(st))
             snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
         else if (WIFSIGNALED(st))
-            snprintf(how, sizeof how, "signal %s", WTERMSIG(st) == SIGXFSZ ? "SIGXFSZ: its output grew past "
-                                                                            "the grader's cap"
-                                                   : strsignal(WTERMSIG(st)));
+            snprintf(how, sizeof how, "signal %s", kit_judge_signal_name(WTERMSIG(st)));
     }
     kit_judge_kill_worker();
     kit_judge_worker_said(said, sizeof said);
