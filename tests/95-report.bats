@@ -535,7 +535,7 @@ EOF
 
 # bats test_tags=gpu,report
 @test "make report on a GPU: the references as the student's files, their curves beside the reference's" {
-    require_gpu
+    require_gpu_alone
     local k="$BATS_TEST_TMPDIR/kit" lab
     mkdir -p "$k/build/labs" "$k/build/solutions" "$k/build/bin"
     cp -Rp "$KIT_ROOT/Makefile" "$KIT_ROOT/common" "$KIT_ROOT/solutions" "$KIT_ROOT/handouts" "$k/"
@@ -572,7 +572,7 @@ EOF
 
 # bats test_tags=gpu,report
 @test "grade-class on a GPU: class.html for an honest, a broken and two near-copies, the copies paired" {
-    require_gpu
+    require_gpu_unlocked
     sandbox_works || true
     local subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out" t="$BATS_TEST_TMPDIR/t"
     mkdir -p "$subs" "$t/a/labs/01-coalescing" "$t/b/labs/01-coalescing"
