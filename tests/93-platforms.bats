@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# The grading platforms, replayed as far as they run here (no GPU, no
+# network): every report format with any name and any text, read back with
+# a parser. The class's LMS exports and Slurm are in 91-class.bats.
+
+setup() {
+    load test_helper
+    GRADE="$KIT_ROOT/common/grade/grade.sh"
+    command -v python3 >/dev/null 2>&1 || skip "python3 is not installed (the grader's reports need it)"
+}
+
+# report_as NAME REASON DIR: one grading's reports, written as grade.sh
+# writes them, for a student NAME whose Lab 02 FAILs for REASON.
+report_as() {
+    local dir=$3
+    mkdir -p "$dir"
+    (
+        grade_lib
+        conf_load "$KIT_ROOT/common/grade/grading.conf"
+        work="$BATS_TEST_TMPDIR/work"
+        mkdir -p "$work" && echo "run 1: a log line" >"$work/log"
+        declare -A lab_v=() lab_p=() lab_r=() lab_x=()
+        lab_v[01-coalescing]=PASS lab_p[01-coalescing]=16.4 lab_r[01-coalescing]="" lab_x[01-coalescing]=1.93
+        lab_v[02-grouping]=FAIL lab_p[02-grouping]=0 lab_r[02-grouping]=$(one_line "$2") lab_x[02-grouping]=""
+        lab_v[03-divergence]=SKIP lab_p[03-divergence]="" lab_r[03-divergence]="no usable GPU: none here" lab_x[03-divergence]=""
+        student_name=$(one_line "$1") student_id=$(one_line "+$1") grading_seed=7
+        report_mode="in-process: the harness and the student's code share one process"
+        report_header=("Student: $student_name" "Mode: $report_mode") report_again="again"
+        report_gpu="@GPU" report_isolation=bwrap sandbox_note="bubblewrap"
+        reports_write "$dir" 01-coalescing 02-grouping 03-divergence >/dev/null
+    )
+}
+
+@test "reports: any name and any text, through report.txt, CSV, JSON, JUnit and TAP, and back through a parser" {
+    # The names as they come, and as every report must give them: UTF-8
+    # kept, controls and reordering marks gone, a cell that a spreadsheet
+    # would read as a formula neutralised (in CSV only).
+    python3 - >"$BATS_TEST_TMPDIR/cases" <<'PY'
+import json
+cases = [
+    ("Ana Lima", "Ana Lima", "Ana Lima"),
+    ("Carol \u00d6", "Carol \u00d6", "Carol \u00d6"),
+    ("\u674e\u5c0f\u9f8d", "\u674e\u5c0f\u9f8d", "\u674e\u5c0f\u9f8d"),
+    ("Jos\u00e9 \u00d1\u00fa\u00f1ez", "Jos\u00e9 \u00d1\u00fa\u00f1ez", "Jos\u00e9 \u00d1\u00fa\u00f1ez"),
+    ('=HYPERLINK("http://x","y")', '=HYPERLINK("http://x","y")', "'=HYPERLINK(\"http://x\",\"y\")"),
+    ("+A1+A2", "+A1+A2", "'+A1+A2"),
+    ("@SUM(A1)", "@SUM(A1)", "'@SUM(A1)"),
+    ("-2+3", "-2+3", "'-2+3"),
+    ("\tTab", "Tab", "Tab"),
+    ("two\nlines # TODO skip", "two lines # TODO skip", "two lines # TODO skip"),
+    ("rtl\u202eevil\u200b", "rtlevil", "rtlevil"),
+    ("<b>&amp;\"'\\", "<b>&amp;\"'\\", "<b>&amp;\"'\\"),
+]
+for raw, text, cell in cases:
+    print(json.dumps([raw, text, cell]))
+PY
+    reason=$'does not compile: x.cu(3): error # TODO later\nnot ok 9 - forged\nBail out! stop'
+    k=0
+    while IFS= read -r line; do
+        k=$((k + 1))
+        name=$(python3 -c 'import json, sys; sys.stdout.write(json.loads(sys.argv[1])[0])' "$line")
+        report_as "$name" "$reason" "$BATS_TEST_TMPDIR/r$k"
+    done <"$BATS_TEST_TMPDIR/cases"
+    # Invalid UTF-8 from a file name: dropped, the rest kept.
+    report_as $'bad\xff\xfebyte' "$reason" "$BATS_TEST_TMPDIR/bad"
+    run python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import csv, json, sys, xml.etree.ElementTree as ET
+top = sys.argv[1]
+cases = [json.loads(l) for l in open(top + "/cases", encoding="utf-8")]
+cases.append(["", "badbyte", "badbyte"])
+formula = ("=", "+", "-", "@", "\t", "\r")
+for k, (raw, text, cell) in enumerate(cases, 1):
+    d = "%s/r%d" % (top, k) if k <= len(cases) - 1 else top + "/bad"
+    rows = list(csv.DictReader(open(d + "/grades.csv", encoding="utf-8", newline="")))
+    assert len(rows) == 3, (d, rows)
+    assert all(r["student"] == cell for r in rows), (rows[0]["student"], cell)
+    for r in rows:
+        for v in r.values():
+            assert not v.startswith(formula), ("a formula cell", v)
+    assert rows[1]["reason"] == "does not compile: x.cu(3): error # TODO later not ok 9 - forged Bail out! stop", rows[1]["reason"]
+    assert rows[2]["points"] == "" and rows[0]["points"] == "16.4", "points"
+    res = json.load(open(d + "/results.json", encoding="utf-8"))
+    assert res["extra_data"]["student"] == text, (res["extra_data"]["student"], text)
+    rec = json.load(open(d + "/record.json", encoding="utf-8"))
+    assert rec["student"] == text and rec["total"] == 16.4 and rec["skipped"] == 1
+    suite = ET.parse(d + "/grades.xml").getroot().find("testsuite")
+    assert suite.get("name") == "kit-grading " + text, suite.get("name")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["student"] == text and props["mode"].startswith("in-process")
+    tap = open(d + "/grades.tap", encoding="utf-8").read().splitlines()
+    assert [l for l in tap if l.startswith("# Student: ")][0].startswith("# Student: " + text), tap[2]
+    assert sum(1 for l in tap if l.startswith(("ok ", "not ok "))) == 3, tap
+    txt = open(d + "/report.txt", encoding="utf-8").read()
+    assert ("Student: " + text) in txt, txt[:200]
+print("checked", len(cases))
+PY
+    assert_success
+    assert_output "checked 13"
+    # TAP, read by Perl's TAP::Parser: the failing lab fails, whatever its
+    # reason says; nothing bails out; the skipped lab skips.
+    command -v prove >/dev/null 2>&1 || skip "prove (Perl's TAP::Parser) is not installed"
+    for d in "$BATS_TEST_TMPDIR"/r*; do
+        run prove -v -e cat "$d/grades.tap"
+        assert_failure
+        assert_output --partial "Failed test:  2"
+        assert_output --partial "(less 1 skipped subtest: 1 okay)"
+        refute_output --partial "Bailout"
+        refute_output --partial "TODO passed"
+    done
+}
+
+@test "TAP: a reason cannot carry a directive (negative control: the same line unescaped passes in prove)" {
+    command -v prove >/dev/null 2>&1 || skip "prove (Perl's TAP::Parser) is not installed"
+    report_as "Ana" "wrong result # TODO the harness's checks failed" "$BATS_TEST_TMPDIR/r"
+    run prove -e cat "$BATS_TEST_TMPDIR/r/grades.tap"
+    assert_failure
+    assert_output --partial "Failed test:  2"
+    run grep -c '\\# TODO' "$BATS_TEST_TMPDIR/r/grades.tap"
+    assert_output 1
+    # The same failing line as the kit wrote it before: a TODO, "successful".
+    printf 'TAP version 13\n1..1\nnot ok 1 02-grouping - wrong result # TODO the harness'"'"'s checks failed\n' \
+        >"$BATS_TEST_TMPDIR/unescaped.tap"
+    run prove -e cat "$BATS_TEST_TMPDIR/unescaped.tap"
+    assert_success
+    assert_output --partial "All tests successful"
+}
+
+@test "a lab file saved with a UTF-8 BOM (and CRLF) is graded; a BOM inside its code is refused" {
+    kit_copy "$BATS_TEST_TMPDIR/kit"
+    mkdir -p "$BATS_TEST_TMPDIR/kit/labs/03-divergence" "$BATS_TEST_TMPDIR/kit/labs/01-coalescing"
+    { printf '\xef\xbb\xbf'; sed 's/$/\r/' "$KIT_ROOT/solutions/03-divergence/divergence.cu"; } \
+        >"$BATS_TEST_TMPDIR/kit/labs/03-divergence/divergence.cu"
+    # The negative control: the same mark at the start of a line of code.
+    sed '40s/^/\xef\xbb\xbf/' "$KIT_ROOT/solutions/01-coalescing/coalescing.cu" \
+        >"$BATS_TEST_TMPDIR/kit/labs/01-coalescing/coalescing.cu"
+    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade.sh" --report "$BATS_TEST_TMPDIR/r" 01 03
+    assert_line --regexp "^01-coalescing +FAIL +0/20 +labs/01-coalescing/coalescing.cu:40: a character outside ASCII in code"
+    if "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; then
+        assert_line --regexp "^03-divergence +PASS +20/20"
+    else
+        # Built, checked and linked: only the runs were left.
+        assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU"
+    fi
+}
