@@ -147,16 +147,6 @@ one_line() {
     printf '%s' "${s:0:400}"
 }
 
-# csv_row FIELD...: one CSV line, every field quoted.
-csv_row() {
-    local f sep=""
-    for f in "$@"; do
-        printf '%s"%s"' "$sep" "${f//\"/\"\"}"
-        sep=,
-    done
-    printf '\n'
-}
-
 # ===========================================================================
 # Rules on the text
 # ===========================================================================
