@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The grading platforms, replayed as far as they run here (no GPU, no
 # network): every report format with any name and any text, read back with
-# a parser. The class's LMS exports and Slurm are in 91-class.bats.
+# a parser; Gradescope's run_autograder in a /autograder of its own, with
+# and without a GPU. The class's LMS exports and Slurm are in 91-class.bats.
 
 setup() {
     load test_helper
@@ -141,4 +142,147 @@ PY
         # Built, checked and linked: only the runs were left.
         assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU"
     fi
+}
+
+# ---------------------------------------------------------------------------
+# Gradescope
+# ---------------------------------------------------------------------------
+
+# fake_autograder ROOT [OPTIONS...]: a Gradescope /autograder at ROOT as
+# Gradescope makes it: the zip of make-zip.sh OPTIONS unpacked into
+# source/, run_autograder beside it, an empty submission/. The references
+# are this kit's build (setup.sh's work), linked.
+fake_autograder() {
+    local root=$1
+    shift
+    command -v zip >/dev/null 2>&1 && command -v unzip >/dev/null 2>&1 || skip "zip and unzip are not installed"
+    mkdir -p "$root/source" "$root/submission"
+    bash "$KIT_ROOT/common/grade/gradescope/make-zip.sh" "$@" "$BATS_TEST_TMPDIR/ag.zip" >/dev/null
+    unzip -qq "$BATS_TEST_TMPDIR/ag.zip" -d "$root/source"
+    cp "$root/source/run_autograder" "$root/run_autograder"
+    if [ -d "$root/source/kit/solutions" ]; then
+        mkdir -p "$root/source/kit/build/bin"
+        ln -s "$KIT_BUILD/solutions" "$root/source/kit/build/solutions"
+        ln -s "$KIT_BUILD/harness" "$root/source/kit/build/harness"
+        cp -p "$KIT_BUILD/bin/kit-query" "$root/source/kit/build/bin/"
+    fi
+}
+
+# fake_gpu ROOT: kit-query of ROOT's kit says there is a GPU (the grade
+# then rests on what is decided before any run).
+fake_gpu() {
+    printf '#!/bin/sh\n[ "$1" = --check ] && exit 0\nprintf "device: Stand-in GPU\\ncompute-capability: 9.0\\nuuid: GPU-0\\n"\n' \
+        >"$1/source/kit/build/bin/kit-query"
+    chmod +x "$1/source/kit/build/bin/kit-query"
+}
+
+# autograde ROOT: run_autograder there, as root would (the sandbox's user
+# may not reach the test's folders: root without capabilities instead).
+autograde() {
+    KIT_SANDBOX_USER=root KIT_AUTOGRADER_ROOT=$1 run bash "$1/run_autograder"
+}
+
+@test "Gradescope without a GPU: an autograder failure with the reason, never a zero" {
+    root="$BATS_TEST_TMPDIR/autograder"
+    fake_autograder "$root"
+    submission "$root/submission" reference=03-divergence
+    CUDA_VISIBLE_DEVICES="" autograde "$root"
+    assert_failure 1
+    assert_output --partial "NOT GRADED: no usable GPU here"
+    assert_output --partial "Gradescope's autograder machines have no GPU"
+    [ ! -e "$root/results/results.json" ] || fail "results.json was written: $(cat "$root/results/results.json")"
+    # The positive control: with a GPU, results.json.
+    fake_gpu "$root"
+    submission "$root/submission" preprocessor
+    autograde "$root"
+    assert_success
+    [ -s "$root/results/results.json" ]
+}
+
+@test "Gradescope with a GPU: results.json with every field, the group's names read as JSON, only the uploaded lab files graded" {
+    root="$BATS_TEST_TMPDIR/autograder"
+    fake_autograder "$root"
+    fake_gpu "$root"
+    up="$root/submission"
+    # The student's file, breaking a text rule (decided before any run), in
+    # a folder whose name holds a newline and "0 ..": a picker splitting
+    # names on lines would read "../source/kit/solutions/..." below it.
+    nest=$'x\n0 ..'
+    mkdir -p "$up/$nest/source/kit/solutions/01-coalescing"
+    sed -f "$KIT_ROOT/tests/fixtures/grade/preprocessor.sed" "$KIT_ROOT/solutions/01-coalescing/coalescing.cu" \
+        >"$up/$nest/source/kit/solutions/01-coalescing/coalescing.cu"
+    # A link to the kit's reference at a shorter path, and a fifo: never taken.
+    mkdir -p "$up/01-coalescing"
+    ln -s "$root/source/kit/solutions/01-coalescing/coalescing.cu" "$up/01-coalescing/coalescing.cu"
+    mkfifo "$up/grouping.cu"
+    # Gradescope's metadata on one line, a group of two, names beyond ASCII.
+    printf '%s' '{"id": 1, "assignment": {"title": "Lab \"name\": 01", "id": 2}, "users": [{"email": "ana@x.edu", "id": 11, "name": "Ana Lima", "sid": "s001"}, {"email": "bo@x.edu", "id": 12, "name": "Bo \u00d6stberg"}], "previous_submissions": []}' \
+        >"$root/submission_metadata.json"
+    autograde "$root"
+    assert_success
+    run python3 - "$root/results/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+for key in ("score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+            "visibility", "stdout_visibility", "extra_data", "tests"):
+    assert key in r, key
+t = r["tests"]
+assert len(t) == 1 and t[0]["name"] == "01-coalescing", t
+for key in ("score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
+            "visibility", "extra_data"):
+    assert key in t[0], key
+print(r["score"], t[0]["status"], r["extra_data"]["student"], "|", r["extra_data"]["student_id"], "|", t[0]["output"])
+PY
+    assert_success
+    assert_output --regexp "^0(\.0)? failed Ana Lima, Bo Östberg \| s001, bo@x.edu \| FAIL: labs/01-coalescing/coalescing.cu:1: a preprocessor line"
+}
+
+@test "Gradescope without a sandbox: refused unless the autograder was made with --allow-unsandboxed" {
+    root="$BATS_TEST_TMPDIR/autograder"
+    fake_autograder "$root"
+    fake_gpu "$root"
+    submission "$root/submission" preprocessor
+    KIT_BWRAP=/nonexistent/bwrap autograde "$root"
+    assert_failure 1
+    assert_output --partial "NOT GRADED: the grading could not be done here"
+    assert_output --partial "--allow-unsandboxed"
+    [ ! -e "$root/results/results.json" ]
+    root2="$BATS_TEST_TMPDIR/autograder2"
+    fake_autograder "$root2" --allow-unsandboxed
+    fake_gpu "$root2"
+    submission "$root2/submission" preprocessor
+    KIT_BWRAP=/nonexistent/bwrap autograde "$root2"
+    assert_success
+    run python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["extra_data"]["isolation"], r["score"])' \
+        "$root2/results/results.json"
+    assert_output --regexp "^none 0(\.0)?$"
+}
+
+@test "Gradescope import: each upload gets the GPU host's grading of exactly its files; other files are not graded" {
+    sandbox_works || true
+    subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
+    submission "$subs/ana" preprocessor
+    run bash "$KIT_ROOT/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
+    assert_success
+    root="$BATS_TEST_TMPDIR/autograder"
+    fake_autograder "$root" --graded "$out"
+    [ ! -e "$root/source/kit/solutions" ] || fail "the import autograder holds the references"
+    # The same file, uploaded on its own: the host's grading.
+    cp "$subs/ana/labs/01-coalescing/coalescing.cu" "$root/submission/"
+    autograde "$root"
+    assert_success
+    run python3 - "$root/results/results.json" "$out/students/ana/results.json" <<'PY'
+import json, sys
+got, want = (json.load(open(p, encoding="utf-8")) for p in sys.argv[1:])
+assert got["tests"] == want["tests"] and got["score"] == want["score"]
+print(got["output"].splitlines()[0])
+PY
+    assert_success
+    assert_output --partial "Graded on the course's GPU host"
+    # One byte more: not what the host graded.
+    echo "// changed" >>"$root/submission/coalescing.cu"
+    autograde "$root"
+    assert_failure 1
+    assert_output --partial "NOT GRADED: these files were not graded on the course's GPU host"
+    [ ! -e "$root/results/results.json" ]
 }
