@@ -2,12 +2,19 @@
 # The grading platforms, replayed as far as they run here (no GPU, no
 # network): every report format with any name and any text, read back with
 # a parser; Gradescope's run_autograder in a /autograder of its own, with
-# and without a GPU. The class's LMS exports and Slurm are in 91-class.bats.
+# and without a GPU; GitHub Classroom's workflows with the environment
+# GitHub's actions give them, and the instructor's fetching and sending of
+# grades against a local stand-in for GitHub's API. The class's LMS exports
+# and Slurm are in 91-class.bats.
 
 setup() {
     load test_helper
     GRADE="$KIT_ROOT/common/grade/grade.sh"
     command -v python3 >/dev/null 2>&1 || skip "python3 is not installed (the grader's reports need it)"
+}
+
+teardown() {
+    [ -z "${fake_pid:-}" ] || kill "$fake_pid" 2>/dev/null || true
 }
 
 # report_as NAME REASON DIR: one grading's reports, written as grade.sh
@@ -285,4 +292,179 @@ PY
     assert_failure 1
     assert_output --partial "NOT GRADED: these files were not graded on the course's GPU host"
     [ ! -e "$root/results/results.json" ]
+}
+
+# ---------------------------------------------------------------------------
+# GitHub Classroom
+# ---------------------------------------------------------------------------
+
+# student_repo DIR WHAT...: a student's repository made from the template
+# (the kit without its references), its labs/ as `submission` makes them.
+student_repo() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    cp -Rp "$KIT_ROOT/Makefile" "$KIT_ROOT/common" "$dir/"
+    submission "$dir" "$@"
+}
+
+replay() { # WORKFLOW EVENT [PAYLOAD], in the current folder
+    python3 -c 'import yaml' 2>/dev/null || skip "PyYAML is not installed (Debian: python3-yaml)"
+    run python3 "$KIT_ROOT/tests/classroom_replay.py" "$@"
+}
+
+@test "Classroom: the workflow the kit shipped before records nothing (negative control)" {
+    student_repo "$BATS_TEST_TMPDIR/repo" reference=01-coalescing
+    # Its trusted kit, checked out beside the student's, with the references built.
+    kit_copy "$BATS_TEST_TMPDIR/grader"
+    ln -s "$KIT_BUILD" "$BATS_TEST_TMPDIR/grader/build"
+    cd "$BATS_TEST_TMPDIR/repo"
+    REPLAY_REPOS="{\"your-org/cuda-lab-kit-grader\": \"$BATS_TEST_TMPDIR/grader\"}" \
+        replay "$KIT_ROOT/tests/fixtures/classroom/classroom-before.yml" push
+    assert_failure
+    assert_output --partial "no job run-autograding-tests (jobs: grade)"
+    assert_output --partial "no repository_dispatch trigger"
+    assert_output --partial "no guard"
+    assert_output --partial "runs on a self-hosted runner"
+    # The grading step, with the command grader's PATH and HOME only: no
+    # student name, exit status 64, no points.
+    assert_output --partial "grade.sh: --student needs a name"
+    assert_output --partial '"lab01": "fail"'
+    assert_output --partial '"points": null'
+}
+
+@test "Classroom: the students' workflow gives feedback on a push and Classroom the points the instructor's grading sent" {
+    student_repo "$BATS_TEST_TMPDIR/repo" preprocessor reference=03-divergence
+    cd "$BATS_TEST_TMPDIR/repo"
+    replay "$KIT_ROOT/common/grade/classroom/classroom.yml" push
+    # Feedback: the broken rule named, no points posted (the reporter
+    # posts none where max_score is 0), the job failing.
+    assert_output --partial "FAIL 01-coalescing: text rules: labs/01-coalescing/coalescing.cu:1: a preprocessor line"
+    assert_output --partial "ok   03-divergence: text rules: keeps the text rules"
+    assert_output --partial '"points": null'
+    refute_output --partial "no job"
+    refute_output --partial "no guard"
+    # The positive control of the feedback: a clean repository passes.
+    student_repo "$BATS_TEST_TMPDIR/clean" reference=03-divergence
+    cd "$BATS_TEST_TMPDIR/clean"
+    replay "$KIT_ROOT/common/grade/classroom/classroom.yml" push
+    assert_success
+    # The instructor's grading, sent: partial points are points.
+    payload='{"kit": 1, "total": 36.4, "max_points": 40, "grading_seed": "5", "mode": "in-process", "labs": [{"lab": "01-coalescing", "verdict": "PASS", "points": 16.4, "max_points": 20, "reason": ""}, {"lab": "03-divergence", "verdict": "PASS", "points": 20, "max_points": 20, "reason": ""}]}'
+    replay "$KIT_ROOT/common/grade/classroom/classroom.yml" repository_dispatch:kit-grades "$payload"
+    assert_success
+    assert_output --partial '"points": 36.4, "max_points": 40.0'
+    assert_output --partial "ok   01-coalescing (16.4 points): PASS 16.4/20"
+}
+
+@test "Classroom: the instructor's side fetches each repository at the deadline, grades its lab files, sends and verifies the points" {
+    sandbox_works || true
+    t="$BATS_TEST_TMPDIR"
+    # Three repositories of the assignment and one of another: ana's last
+    # commit before the deadline breaks a rule, her later one is the
+    # reference; bo's holds a link to a file outside and his lab file; cy
+    # has no commit.
+    mk() { # NAME WHAT...: a repository's tarball as GitHub makes one
+        local d="$t/tree/$1" n=$1
+        shift
+        rm -rf "$d" && mkdir -p "$d/org-$n-abc"
+        submission "$d/org-$n-abc" "$@"
+        tar -czf "$t/$n.tgz" -C "$d" "org-$n-abc"
+    }
+    mk ana-1 preprocessor && mk ana-2 reference=01-coalescing
+    mkdir -p "$t/tree/bo/org-bo-abc/labs/01-coalescing"
+    sed -f "$KIT_ROOT/tests/fixtures/grade/no-compile.sed" "$KIT_ROOT/solutions/01-coalescing/coalescing.cu" \
+        >"$t/tree/bo/org-bo-abc/labs/01-coalescing/coalescing.cu"
+    ln -s /etc/passwd "$t/tree/bo/org-bo-abc/labs/passwd.cu"
+    tar -czf "$t/bo.tgz" -C "$t/tree/bo" org-bo-abc
+    cat >"$t/state.json" <<EOF
+{"org": "course", "token": "t0k3n", "log": "$t/dispatched",
+ "repos": [
+  {"name": "hw1-ana", "commits": [{"sha": "a1", "date": "2026-12-01T10:00:00Z", "tarball": "$t/ana-1.tgz"},
+                                   {"sha": "a2", "date": "2026-12-02T10:00:00Z", "tarball": "$t/ana-2.tgz"}],
+   "classroom_points": [20, 20]},
+  {"name": "hw1-bo", "commits": [{"sha": "b1", "date": "2026-11-30T10:00:00Z", "tarball": "$t/bo.tgz"}],
+   "classroom_points": [0, 20]},
+  {"name": "hw1-cy", "commits": []},
+  {"name": "hw2-ana", "commits": [{"sha": "c1", "date": "2026-11-30T10:00:00Z", "tarball": "$t/ana-2.tgz"}]}
+ ]}
+EOF
+    python3 "$KIT_ROOT/tests/fake_github.py" "$t/state.json" "$t/port" &
+    fake_pid=$!
+    for _ in $(seq 50); do [ -s "$t/port" ] && break; sleep 0.1; done
+    export GITHUB_API_URL="http://127.0.0.1:$(cat "$t/port")" GH_TOKEN=t0k3n
+    cls="$KIT_ROOT/common/grade/classroom/classroom.py"
+    run python3 "$cls" fetch --org course --prefix hw1 --before 2026-12-01T23:59:00Z "$t/subs"
+    assert_success
+    assert_line "classroom: ana: course/hw1-ana at a1"
+    assert_line "classroom: bo: course/hw1-bo at b1"
+    assert_line "classroom: cy: no commit before 2026-12-01T23:59:00Z: nothing handed in"
+    [ "$(ls "$t/subs")" = "$(printf 'ana.tar.gz\nbo.tar.gz')" ] || fail "fetched: $(ls "$t/subs")"
+    run bash "$KIT_ROOT/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$t/subs" "$t/out"
+    assert_success
+    [ "$(csv_field_of "$t/out/class-labs.csv" '"ana",' 9)" = \
+        "labs/01-coalescing/coalescing.cu:1: a preprocessor line or '#' (only '#pragma unroll' or '#pragma unroll N' on a line of its own is allowed)" ]
+    [[ "$(csv_field_of "$t/out/class-labs.csv" '"bo",' 9)" == "does not compile"* ]]
+    # The points, sent to each student's repository, and what classroom.yml
+    # there makes of them: Classroom's points are the grade.
+    run python3 "$cls" publish --org course --prefix hw1 "$t/out"
+    assert_success
+    assert_output "classroom: points sent to 2 repositories"
+    run python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l); b = d["body"]
+    print(d["repo"], b["event_type"], b["client_payload"]["total"], b["client_payload"]["max_points"], len(b["client_payload"]))' \
+        "$t/dispatched"
+    assert_line "hw1-ana kit-grades 0.0 20.0 6"
+    assert_line "hw1-bo kit-grades 0.0 20.0 6"
+    payload=$(python3 -c 'import json, sys; print(json.dumps(json.loads(open(sys.argv[1]).readline())["body"]["client_payload"]))' "$t/dispatched")
+    student_repo "$t/repo" preprocessor
+    cd "$t/repo"
+    replay "$KIT_ROOT/common/grade/classroom/classroom.yml" repository_dispatch:kit-grades "$payload"
+    assert_output --partial '"points": 0.0, "max_points": 20.0'
+    # Classroom shows ana 20/20 (her workflow was edited): named; bo's match.
+    run python3 "$cls" verify --org course --prefix hw1 "$t/out"
+    assert_failure
+    assert_line "classroom: course/hw1-ana: Classroom shows 20.0/20.0, the grade is 0.0/20.0"
+    refute_output --partial "hw1-bo:"
+    # A wrong token reads nothing.
+    GH_TOKEN=wrong run python3 "$cls" fetch --org course --prefix hw1 "$t/subs2"
+    assert_failure
+}
+
+@test "Classroom: the workflows keep the trust boundary (the runner, the secrets and inputs on the instructor's side)" {
+    python3 -c 'import yaml' 2>/dev/null || skip "PyYAML is not installed (Debian: python3-yaml)"
+    run python3 - "$KIT_ROOT/common/grade/classroom" <<'PY'
+import re, sys, yaml
+d = sys.argv[1]
+student = yaml.safe_load(open(d + "/classroom.yml"))
+teacher = yaml.safe_load(open(d + "/grade-classroom.yml"))
+sj = student["jobs"]["run-autograding-tests"]
+assert sj["runs-on"] == "ubuntu-latest", sj["runs-on"]
+assert "secrets." not in open(d + "/classroom.yml").read().split("name: Autograding Tests")[1]
+tj = teacher["jobs"]["grade"]
+assert tj["runs-on"] == ["self-hosted", "gpu"], tj["runs-on"]
+on = teacher.get("on", teacher.get(True))
+assert list(on) == ["workflow_dispatch"], on
+for wf in (student, teacher):
+    for job in wf["jobs"].values():
+        for step in job["steps"]:
+            # Values reach scripts through env, never written into them.
+            assert "${{" not in step.get("run", ""), step["run"]
+print("ok")
+PY
+    assert_success
+    assert_output ok
+}
+
+@test "the platforms' scripts pass shellcheck, and the Python helpers compile" {
+    command -v shellcheck >/dev/null 2>&1 || skip "shellcheck is not installed (apt-get install shellcheck)"
+    run shellcheck -x "$KIT_ROOT"/common/grade/gradescope/run_autograder "$KIT_ROOT"/common/grade/gradescope/*.sh
+    assert_success
+    # Compiled in memory: no __pycache__ left in the kit.
+    run python3 -c 'import sys
+for f in sys.argv[1:]:
+    compile(open(f, encoding="utf-8").read(), f, "exec")' "$KIT_ROOT"/common/grade/*.py "$KIT_ROOT"/common/grade/classroom/*.py \
+        "$KIT_ROOT"/tests/*.py
+    assert_success
 }
