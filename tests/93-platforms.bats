@@ -151,6 +151,76 @@ PY
     fi
 }
 
+@test "unpack.py: only lab files leave an archive or a folder, each capped; links, paths outside and oversized archives refused" {
+    u="$KIT_ROOT/common/grade/unpack.py" t="$BATS_TEST_TMPDIR"
+    labs=(01-coalescing 03-divergence)
+    take() { # SUBMISSION [OPTIONS...]: unpacks into a fresh $t/dest
+        local src=$1
+        shift
+        rm -rf "$t/dest" && mkdir -p "$t/dest"
+        run python3 "$u" "$@" "$src" "$t/dest" "${labs[@]}"
+    }
+    # Honest: the lab files, byte for byte, and nothing else.
+    mkdir -p "$t/honest/x/labs/03-divergence" "$t/honest/x/labs/01-coalescing" "$t/honest/x/other"
+    cp "$KIT_ROOT/solutions/03-divergence/divergence.cu" "$t/honest/x/labs/03-divergence/"
+    cp "$KIT_ROOT/labs/01-coalescing/coalescing.cu" "$t/honest/x/labs/01-coalescing/"
+    head -c 100000 /dev/urandom >"$t/honest/x/other/data.bin"
+    tar -czf "$t/honest.tgz" -C "$t/honest" x
+    (cd "$t/honest" && zip -qr "$t/honest.zip" x)
+    for src in "$t/honest" "$t/honest.tgz" "$t/honest.zip"; do
+        take "$src"
+        assert_success
+        cmp "$t/dest/03-divergence/divergence.cu" "$KIT_ROOT/solutions/03-divergence/divergence.cu"
+        cmp "$t/dest/01-coalescing/coalescing.cu" "$KIT_ROOT/labs/01-coalescing/coalescing.cu"
+        [ "$(cd "$t/dest" && find . -type f | sort | tr '\n' ' ')" = "./01-coalescing/coalescing.cu ./03-divergence/divergence.cu " ]
+    done
+    # A lab file of 10 MiB that compresses to little: at most the limit and
+    # one byte leave the archive (the grader then refuses it for its size).
+    mkdir -p "$t/bomb/labs/03-divergence"
+    head -c $((10 << 20)) /dev/zero >"$t/bomb/labs/03-divergence/divergence.cu"
+    (cd "$t/bomb" && zip -qr "$t/bomb.zip" labs)
+    take "$t/bomb.zip" --file-limit 1000
+    assert_success
+    [ "$(stat -c %s "$t/dest/03-divergence/divergence.cu")" = 1001 ]
+    # Entries that declare more than the archive may hold: refused unread.
+    take "$t/bomb.zip" --scan-bytes 1000000
+    assert_failure 1
+    assert_output "the archive holds more than 1000000 bytes: not unpacked"
+    take "$t/honest.tgz" --max-bytes 100
+    assert_failure 1
+    assert_output --regexp "^its lab files hold [0-9]+ bytes, more than the 100 a submission may give$"
+    # Paths outside the archive, absolute or with ..: the whole archive refused.
+    (cd "$t/honest/x" && tar -cPf "$t/out.tar" labs ../../honest.tgz)
+    take "$t/out.tar"
+    assert_failure 1
+    assert_output --partial "the archive holds a path outside itself (../../honest.tgz)"
+    python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1], "w"); z.writestr("/abs/labs/03-divergence/divergence.cu", "x"); z.close()' "$t/abs.zip"
+    take "$t/abs.zip"
+    assert_failure 1
+    assert_output --partial "the archive holds a path outside itself"
+    # Links, in an archive or a folder: never taken, and named.
+    mkdir -p "$t/links/labs/03-divergence"
+    ln -s "$KIT_ROOT/solutions/03-divergence/divergence.cu" "$t/links/labs/03-divergence/divergence.cu"
+    tar -cf "$t/links.tar" -C "$t/links" labs
+    for src in "$t/links" "$t/links.tar"; do
+        take "$src"
+        assert_failure 1
+        assert_output "no lab files (labs/NN-name/name.cu, or NN-name/name.cu) in the submission: a symbolic link is never taken (labs/03-divergence/divergence.cu)"
+    done
+    # A folder linked from inside the submission is not walked.
+    mkdir -p "$t/dirlink"
+    ln -s "$KIT_ROOT/solutions" "$t/dirlink/labs"
+    take "$t/dirlink"
+    assert_failure 1
+    assert_output --partial "a symbolic link is never taken (labs)"
+    # A damaged archive.
+    echo "not an archive" >"$t/damaged.tar.gz"
+    take "$t/damaged.tar.gz"
+    assert_failure 1
+    assert_output "a damaged archive"
+}
+
 # ---------------------------------------------------------------------------
 # Gradescope
 # ---------------------------------------------------------------------------
