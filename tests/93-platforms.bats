@@ -527,7 +527,7 @@ PY
     assert_output ok
 }
 
-@test "the platforms' scripts pass shellcheck, and the Python helpers compile" {
+@test "the platforms' scripts pass shellcheck, and the Python scripts compile" {
     command -v shellcheck >/dev/null 2>&1 || skip "shellcheck is not installed (apt-get install shellcheck)"
     run shellcheck -x "$KIT_ROOT"/common/grade/gradescope/run_autograder "$KIT_ROOT"/common/grade/gradescope/*.sh
     assert_success
