@@ -423,7 +423,12 @@ check: need-nvcc
 grade-class: need-nvcc
 	@$(MAKE) --no-print-directory $(PARALLEL) solutions $(BUILD)/bin/kit-query
 	@$(GRADE_ENV) bash common/grade/grade-class.sh $(if $(call yes,$(SLURM)),--slurm) $(if $(call yes,$(SANITIZE)),--sanitize) \
-		$(if $(call yes,$(NO_SANDBOX)),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") \
+		$(if $(call yes,$(NO_SANDBOX)),--no-sandbox) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
+		$(if $(filter command line environment override,$(origin ARCH)),--arch "$(ARCH)") \
+		$(if $(SLURM_PARTITION),--slurm-partition "$(SLURM_PARTITION)") $(if $(SLURM_ACCOUNT),--slurm-account "$(SLURM_ACCOUNT)") \
+		$(if $(SLURM_GRES),--slurm-gres "$(SLURM_GRES)") $(if $(SLURM_CPUS),--slurm-cpus "$(SLURM_CPUS)") \
+		$(if $(SLURM_MEM),--slurm-mem "$(SLURM_MEM)") $(if $(SLURM_THROTTLE),--slurm-throttle "$(SLURM_THROTTLE)") \
+		$(foreach o,$(SLURM_OPTIONS),--slurm-option "$(o)") \
 		$(if $(SEED),--seed $(SEED)) $(if $(LAB),--labs $(LAB)) -- "$(SUBMISSIONS)" "$(OUT)"
 
 query: $(BUILD)/bin/kit-query

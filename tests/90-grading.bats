@@ -347,34 +347,43 @@ EOF
         assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU: "
     fi
 
+    # Each format read back with a parser (python3's csv, json, xml; Perl's
+    # TAP::Parser through prove): one record per lab, the mode named.
     csv="$rep/grades.csv"
     run head -n 1 "$csv"
-    assert_output '"student","student_id","lab","verdict","points","max_points","time_vs_reference","reason","grading_seed","gpu","isolation"'
+    assert_output '"student","student_id","lab","verdict","points","max_points","time_vs_reference","reason","grading_seed","gpu","isolation","mode"'
     [ "$(wc -l <"$csv")" = $((NLABS + 1)) ]
-    [ "$(csv_field_of "$csv" '"01-coalescing"' 4)" = FAIL ]
-    [ "$(csv_field_of "$csv" '"01-coalescing"' 9)" = 11 ]
+    run python3 - "$rep" <<'PY'
+import csv, json, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/grades.csv", encoding="utf-8", newline="")))
+print("csv", len(rows), rows[0]["lab"], rows[0]["verdict"], rows[0]["grading_seed"], rows[0]["mode"])
+r = json.load(open(d + "/results.json", encoding="utf-8"))
+print("json", r["score"], len(r["tests"]), r["tests"][0]["name"], r["tests"][0]["status"], r["extra_data"]["mode"])
+s = ET.parse(d + "/grades.xml").getroot().find("testsuite")
+props = {p.get("name"): p.get("value") for p in s.find("properties")}
+print("xml", s.get("tests"), [c.get("name") for c in s.findall("testcase")][0], props["mode"])
+PY
+    assert_success
+    mode="in-process: the harness and the student's code share one process"
+    assert_line "csv $NLABS 01-coalescing FAIL 11 $mode"
+    assert_line --regexp "^json (0|20)(\.0)? $NLABS 01-coalescing failed $mode$"
+    assert_line "xml $NLABS 01-coalescing $mode"
     run cat "$rep/grades.tap"
     assert_line "1..$NLABS"
-    assert_line --regexp "^not ok 1 01-coalescing - does not compile"
-    # JUnit: one test case per lab, named after the lab (stable across gradings).
-    run cat "$rep/grades.xml"
-    assert_output --partial "<testsuite name=\"kit-grading "
-    assert_output --partial "tests=\"$NLABS\""
-    for lab in $LABS; do
-        assert_output --partial "name=\"$lab\">"
-    done
+    assert_line "# Mode: $mode"
+    assert_line --regexp "^not ok 1 - 01-coalescing 0/20: does not compile"
     # The compiler's message holds quotes: escaped once, never "quot;.
+    run cat "$rep/grades.xml"
     refute_output --partial '"quot;'
     refute_output --partial "'apos;"
-    # Gradescope's results.json, its output a line each.
-    if command -v python3 >/dev/null 2>&1; then
-        run python3 -c 'import xml.dom.minidom, sys; xml.dom.minidom.parse(sys.argv[1]); print("xml ok")' "$rep/grades.xml"
-        assert_output "xml ok"
-        run python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["score"], len(r["tests"]), r["tests"][0]["name"], r["tests"][0]["status"], len(r["output"].splitlines()))' "$rep/results.json"
-        assert_success
-        assert_output --regexp "^(0|20) $NLABS 01-coalescing failed [34]$"
+    if command -v prove >/dev/null 2>&1; then
+        run prove -e cat "$rep/grades.tap"
+        assert_failure
+        assert_output --regexp 'Failed tests?: +1-2'
     fi
     run cat "$rep/report.txt"
+    assert_output --partial "Mode: $mode"
     assert_output --partial "Runs"
     assert_output --partial "== 01-coalescing"
 }

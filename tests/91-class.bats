@@ -194,33 +194,169 @@ assert_fixture_verdicts() {
     rm "$subs/jon"
     run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --roster "$t/roster.csv" --labs 03 "$subs" "$out"
     has_gpu && assert_success || assert_failure 2
-    assert_line "grade-class: ben: graded before, kept"
+    assert_line "grade-class: cem: graded before, kept"
     refute_line "grade-class: ana: graded before, kept"
     assert_output --partial "kim: grading"
+    # A grading that skipped a lab is no grade: a rerun grades it again
+    # (where there is a GPU, ben was graded in full and is kept).
+    if has_gpu; then
+        assert_line "grade-class: ben: graded before, kept"
+    else
+        assert_line "grade-class: ben: grading"
+        run grep -c '^ben,s002,0,20,0,0,1,,incomplete: a lab was skipped$' "$out/class.csv"
+        assert_output 1
+    fi
     run grep -c '^kim,,0,20,0,1,0,0,graded$' "$out/class.csv"
     assert_output 1
 }
 
-@test "grade-class --slurm: a job array on a single-node Slurm gathers the same CSV" {
+@test "grade-class --slurm: a job array on a single-node Slurm: resources and throttle, references built once, a lost task named" {
     sandbox_works || true
     slurm_start "$BATS_TEST_TMPDIR/slurm" || skip "no single-node Slurm here: $slurm_why"
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
     submission "$subs/ana" no-compile
     submission "$subs/ben" preprocessor
     echo "not an archive" >"$subs/cem.tar.gz"
-    run timeout 900 bash "$CLASS" --slurm --slurm-gres none --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
-    assert_success
-    assert_output --partial "submitting 3 tasks to Slurm, and waiting for them"
-    [ "$(ls "$out"/slurm/task-*.log | wc -l)" = 3 ]
+    submission "$subs/dan" preprocessor
+    ref="$KIT_BUILD/solutions/01-coalescing/coalescing"
+    before=$(stat -c %Y "$ref")
+    # One task at a time; the last one cancelled while it waits, as a task
+    # lost with its node would be.
+    KIT_SLURM_POLL=1 timeout 900 bash "$CLASS" --slurm --slurm-gres none --slurm-cpus 1 --slurm-mem 500M \
+        --slurm-throttle 1 --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$subs" "$out" \
+        >"$BATS_TEST_TMPDIR/first" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do [ -s "$out/slurm/job" ] && break; sleep 0.1; done
+    job=$(cat "$out/slurm/job")
+    scancel "${job}_3"
+    wait "$pid" && rc=0 || rc=$?
+    run cat "$BATS_TEST_TMPDIR/first"
+    [ "$rc" = 1 ] || fail "exit status $rc: $output"
+    assert_output --partial "submitting 4 tasks to Slurm (array 0-3%1; each task: 1 CPUs, 500M), and waiting for them"
+    assert_output --partial "NOT GRADED: dan: not graded: Slurm task 3 of job $job left no result (see $out/slurm/task-3.log)"
+    assert_output --partial "1 submissions NOT GRADED"
+    run cat "$out/slurm/task.sh"
+    assert_output --partial "export KIT_ARCH=-arch=all-major"
+    assert_output --partial -- "--reference-build $KIT_BUILD"
     run cat "$out/class.csv"
     assert_line "ana,,0,20,0,1,0,0,graded"
     assert_line "ben,,0,20,0,1,0,0,graded"
     assert_line "cem,,0,20,0,1,0,0,graded"
-    [ "${#lines[@]}" = 4 ]
-    # Graded students are not submitted again.
+    assert_line --regexp "^dan,,,,,,,,not graded: Slurm task 3 of job $job left no result"
+    # The tasks built nothing: the references are those built before the array.
+    [ "$(stat -c %Y "$ref")" = "$before" ] || fail "a task rebuilt the references"
+    # A rerun submits only what is missing, and gathers all.
+    run timeout 600 env KIT_SLURM_POLL=1 bash "$CLASS" --slurm --slurm-gres none --slurm-cpus 1 --slurm-mem 500M \
+        --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
+    assert_success
+    assert_output --partial "submitting 1 tasks to Slurm"
+    run cat "$out/class.csv"
+    assert_line "dan,,0,20,0,1,0,0,graded"
+    [ "${#lines[@]}" = 5 ]
     run timeout 300 bash "$CLASS" --slurm --slurm-gres none --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
     assert_success
     assert_output --partial "every submission is graded already"
+}
+
+@test "grade-class --slurm: an sbatch that runs nothing leaves every submission NOT GRADED, by name" {
+    sandbox_works || true
+    subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out" bin="$BATS_TEST_TMPDIR/bin"
+    submission "$subs/ana" preprocessor
+    submission "$subs/ben" preprocessor
+    # A Slurm that takes the job and loses it: sbatch answers with an ID,
+    # squeue lists nothing.
+    mkdir -p "$bin"
+    printf '#!/bin/sh\necho 4242\n' >"$bin/sbatch"
+    printf '#!/bin/sh\nexit 0\n' >"$bin/squeue"
+    chmod +x "$bin/sbatch" "$bin/squeue"
+    PATH="$bin:$PATH" KIT_SLURM_POLL=1 run bash "$CLASS" --slurm --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" \
+        --labs 01 "$subs" "$out"
+    assert_failure 1
+    assert_output --partial "NOT GRADED: ana: not graded: Slurm task 0 of job 4242 left no result"
+    assert_output --partial "NOT GRADED: ben: not graded: Slurm task 1 of job 4242 left no result"
+    assert_output --partial "2 submissions NOT GRADED"
+    # Not graded: no grade in the LMS files, never a zero.
+    run python3 -c 'import csv, sys; print([r[5] for r in csv.reader(open(sys.argv[1]))][1:])' "$out/canvas.csv"
+    assert_output "['', '']"
+    run python3 -c 'import csv, sys; print([r[5] for r in csv.reader(open(sys.argv[1]))][1:])' "$out/moodle.csv"
+    assert_output "['-', '-']"
+}
+
+@test "make grade-class passes the Slurm resources, the assignment and a chosen ARCH to grade-class" {
+    # make -n prints the recipe as written: its lines joined, spaces squeezed.
+    recipe() { make -n -s -C "$KIT_ROOT" "$@" | grep -A12 'grade-class.sh' | tr '\\\n\t' '   ' | tr -s ' '; }
+    run recipe grade-class SUBMISSIONS=hw1 OUT=out SLURM=1 SLURM_PARTITION=gpu SLURM_ACCOUNT=course \
+        SLURM_GRES=gpu:a100:1 SLURM_CPUS=8 SLURM_MEM=32G SLURM_THROTTLE=10 SLURM_OPTIONS="--qos=short --nice=5" \
+        ASSIGNMENT="Lab 1 (123)" ARCH=-arch=sm_80
+    assert_success
+    for want in '--slurm ' '--assignment "Lab 1 (123)"' '--arch "-arch=sm_80"' '--slurm-partition "gpu"' \
+        '--slurm-account "course"' '--slurm-gres "gpu:a100:1"' '--slurm-cpus "8"' '--slurm-mem "32G"' \
+        '--slurm-throttle "10"' '--slurm-option "--qos=short" --slurm-option "--nice=5"' '-- "hw1" "out"'; do
+        assert_output --partial -- "$want"
+    done
+    # Without ARCH on the command line, grade-class chooses (every major
+    # architecture for Slurm's nodes).
+    run recipe grade-class SUBMISSIONS=hw1 OUT=out SLURM=1
+    assert_success
+    assert_output --partial "grade-class.sh --slurm"
+    refute_output --partial -- "--arch"
+}
+
+@test "grade-class: canvas.csv and moodle.csv as their importers read them, column by column; blanks where a student was not graded in full" {
+    sandbox_works || true
+    subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
+    submission "$subs/ana" preprocessor
+    submission "$subs/Ben Ö" reference=03-divergence
+    echo "not an archive" >"$subs/cem.tar.gz"
+    submission "$subs/dan" preprocessor
+    # A roster as Canvas exports it, with a `submission` column added; a
+    # name and an ID a spreadsheet would read as formulas.
+    cat >"$BATS_TEST_TMPDIR/roster.csv" <<'CSV'
+Student,ID,SIS User ID,SIS Login ID,Section,Email address,Username,submission
+"Lima, Ana",101,S1,ana@u.edu,A,ana@u.edu,ana,ana
+Ben Östberg,102,S2,ben@u.edu,B,ben@u.edu,ben,Ben Ö
+=cmd|' /C calc'!A0,103,@S3,cem@u.edu,A,cem@u.edu,cem,cem.tar.gz
+CSV
+    run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --roster "$BATS_TEST_TMPDIR/roster.csv" \
+        --assignment "Lab 1 (4567)" --labs 01,03 "$subs" "$out"
+    if has_gpu; then assert_success; ben=20; else assert_failure 2; ben=""; fi
+    run python3 - "$out" "$ben" <<'PY'
+import csv, sys
+out, ben = sys.argv[1], sys.argv[2]
+def rows(name):
+    return list(csv.reader(open("%s/%s" % (out, name), encoding="utf-8", newline="")))
+# Canvas (canvas-lms app/models/gradebook_importer.rb): the header's first
+# cells Student and ID, then SIS User ID and SIS Login ID, the last of the
+# student's columns Section; a column "Title (ID)" is the assignment of
+# that ID; a row starting "Points Possible" gives its points; an empty
+# cell (or "-") is no score.
+c = rows("canvas.csv")
+assert c[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 1 (4567)"], c[0]
+assert "Student" in c[0][0] and "ID" in c[0][1] and "Section" in c[0][4]
+assert c[1] == ["Points Possible", "", "", "", "", "40"], c[1]
+by_id = {r[1]: r for r in c[2:]}
+assert by_id["101"] == ["Lima, Ana", "101", "S1", "ana@u.edu", "A", "0"], by_id["101"]
+assert by_id["102"] == ["Ben Östberg", "102", "S2", "ben@u.edu", "B", ben], by_id["102"]
+assert by_id["103"] == ["'=cmd|' /C calc'!A0", "103", "'@S3", "cem@u.edu", "A", "0"], by_id["103"]
+assert by_id[""] == ["dan", "", "", "", "", "0"], by_id[""]
+assert len(c) == 6
+# Moodle (grade/import/csv: a column mapped to the user's email, username,
+# ID number or user id; "-" no grade, for a new grade item too).
+m = rows("moodle.csv")
+assert m[0] == ["Full name", "Email address", "Username", "ID number", "Submission", "Lab 1 (4567)"], m[0]
+by_mail = {r[1]: r for r in m[1:]}
+assert by_mail["ana@u.edu"] == ["Lima, Ana", "ana@u.edu", "ana", "101", "ana", "0"], by_mail["ana@u.edu"]
+assert by_mail["ben@u.edu"] == ["Ben Östberg", "ben@u.edu", "ben", "102", "Ben___", ben or "-"], by_mail["ben@u.edu"]
+assert by_mail["cem@u.edu"][5] == "0" and by_mail[""][4] == "dan"
+# Every text cell neutralised where a spreadsheet would read a formula.
+for name in ("canvas.csv", "moodle.csv", "class.csv", "class-labs.csv", "roster.csv"):
+    for r in rows(name):
+        for v in r:
+            assert not v.startswith(("=", "+", "@", "\t", "\r")) and not (v.startswith("-") and v != "-"), (name, v)
+print("ok")
+PY
+    assert_success
+    assert_output ok
 }
 
 # bats test_tags=gpu

@@ -9,7 +9,7 @@
 slurm_why=""
 
 slurm_start() {
-    local dir=$1 host cpus port i
+    local dir=$1 host cpus mem port i
     slurm_why=""
     for cmd in slurmctld slurmd sbatch squeue; do
         command -v "$cmd" >/dev/null 2>&1 ||
@@ -17,6 +17,7 @@ slurm_start() {
     done
     host=$(hostname -s)
     cpus=$(nproc)
+    mem=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
     port=$((20000 + RANDOM % 20000))
     mkdir -p "$dir/state" "$dir/spool" "$dir/log"
     cat >"$dir/slurm.conf" <<CONF
@@ -44,7 +45,7 @@ SlurmctldPidFile=$dir/slurmctld.pid
 SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
-NodeName=$host CPUs=$cpus State=UNKNOWN
+NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=kit Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
     export SLURM_CONF="$dir/slurm.conf"

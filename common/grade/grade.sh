@@ -112,6 +112,9 @@ build_lab() {
     limit=$(conf_get "$lab" source-limit)
     head -c $((${limit:-262144} + 1)) -- "$file" >"$dir/src/$name.cu" 2>/dev/null ||
         { status FAIL "$shown cannot be read"; return; }
+    # A UTF-8 byte order mark, which Windows editors write first, is no
+    # part of the program: dropped from the copy that is checked and built.
+    sed -i '1s/^\xEF\xBB\xBF//' "$dir/src/$name.cu"
     source_check "$dir/src/$name.cu" "$lab"
     if [ -n "$rule_reason" ]; then
         status FAIL "$shown${rule_line:+:$rule_line}: $rule_reason"
@@ -420,6 +423,8 @@ grade_runs() {
 
 main() {
     local report="" conf_file="$grade_dir/grading.conf" sandbox_mode=auto jobs=""
+    # How the labs are built and run, named in every report.
+    report_mode="in-process: the harness and the student's code share one process"
     local labs=() all_labs=() lab want hides=()
     grading_seed="" sanitize=0 ref_build="" labs_dir="$kit_top/labs" origin=""
     student_name=${USER:-$(id -un 2>/dev/null || echo student)} student_id=""
@@ -621,7 +626,7 @@ main() {
     report_gpu=$gpu_name report_isolation=$sandbox
     reports_screen "${labs[@]}"
     if [ -n "$report" ]; then
-        reports_write "$report" "${labs[@]}"
+        reports_write "$report" "${labs[@]}" || exit 3
     fi
     local failed=0 skipped=0
     for lab in "${labs[@]}"; do

@@ -7,7 +7,7 @@
 #   sandbox         bubblewrap around every build and run of student code
 #   runs            a program's verdict from the harness's result channel
 #   locks           one grading per GPU, across users
-#   reports         text, CSV, TAP, JUnit, Gradescope and Classroom JSON
+#   reports         text for people; CSV, TAP, JUnit and JSON by kitreport.py
 #
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154 # a library: it sets and reads its callers' globals
@@ -123,50 +123,31 @@ expand_args() {
 # Text for reports
 # ===========================================================================
 
-# one_line TEXT: printable ASCII on one line, at most 400 characters.
+# A UTF-8 locale for the text functions below (C.UTF-8 is built into glibc
+# 2.35 and later, and Debian and Ubuntu have long shipped it); none: bytes,
+# and text outside ASCII becomes '?'.
+kit_utf8_locale=$(locale -a 2>/dev/null | grep -m1 -ixE 'c\.utf-?8|en_us\.utf-?8')
+
+# one_line TEXT: TEXT as one line of printable text, at most 400
+# characters, for a report: invalid UTF-8 dropped, control characters
+# made spaces, the characters that reorder or hide text (bidirectional
+# overrides and isolates, zero-width marks, a BOM) removed. Any script is
+# kept ("Carol Ö" stays so).
 one_line() {
-    local s=${1//[$'\t\n\r']/ }
-    s=$(LC_ALL=C tr -c '[:print:]' '?' <<<"$s" | head -c 400)
-    printf '%s' "${s%\?}"
-}
-
-# csv_row FIELD...: one CSV line, every field quoted.
-csv_row() {
-    local f sep=""
-    for f in "$@"; do
-        printf '%s"%s"' "$sep" "${f//\"/\"\"}"
-        sep=,
-    done
-    printf '\n'
-}
-
-# json_str TEXT: TEXT as a JSON string (TEXT is printable ASCII: one_line).
-json_str() {
-    local s=${1//\\/\\\\}
-    s=${s//\"/\\\"}
-    printf '"%s"' "$s"
-}
-
-# json_lines LINE...: the LINEs as one JSON string, a line break between them.
-json_lines() {
-    local l out=""
-    for l in "$@"; do
-        [ -n "$l" ] || continue
-        l=$(json_str "$(one_line "$l")")
-        out+=${out:+\\n}${l:1:${#l}-2}
-    done
-    printf '"%s"' "$out"
-}
-
-# xml_str TEXT: TEXT for an XML attribute or element.
-# (The replacements are quoted: bash 5.2's patsub_replacement would read an
-# unquoted & as the matched text.)
-xml_str() {
-    local s=${1//&/"&amp;"}
-    s=${s//</"&lt;"}
-    s=${s//>/"&gt;"}
-    s=${s//\"/"&quot;"}
-    printf '%s' "${s//\'/"&apos;"}"
+    local s
+    if [ -z "$kit_utf8_locale" ]; then
+        s=${1//[$'\t\n\r']/ }
+        s=$(LC_ALL=C tr -c '[:print:]' '?' <<<"$s" | head -c 400)
+        printf '%s' "${s%\?}"
+        return
+    fi
+    local LC_ALL=$kit_utf8_locale
+    s=$(printf '%s' "$1" | iconv -f UTF-8 -t UTF-8 -c 2>/dev/null) || s=${s:-}
+    s=${s//[[:cntrl:]]/ }
+    s=${s//[$'\xe2\x80\x8b'-$'\xe2\x80\x8f'$'\xe2\x80\xaa'-$'\xe2\x80\xae'$'\xe2\x81\xa6'-$'\xe2\x81\xa9'$'\xef\xbb\xbf']/}
+    s=${s#"${s%%[![:space:]]*}"}
+    s=${s%"${s##*[![:space:]]}"}
+    printf '%s' "${s:0:400}"
 }
 
 # ===========================================================================
@@ -702,7 +683,9 @@ gpu_unlock() {
 # The caller sets lab_v[LAB] (PASS, FAIL, SKIP), lab_p (points, empty for a
 # SKIP), lab_r (the reason), lab_x (time against the reference), and
 # student_name, student_id, grading_seed, report_header (lines),
-# report_again, report_gpu, report_isolation.
+# report_again, report_gpu, report_isolation (bwrap or none), report_mode
+# (how the labs were built and run: every report names it) and, from
+# sandbox_setup, sandbox_note.
 
 # report_totals LAB...: sets total, total_max, n_pass, n_fail, n_skip.
 report_totals() {
@@ -728,63 +711,37 @@ reports_screen() {
     done
     echo
     printf 'Total %s of %d points: %d passed, %d failed, %d skipped\n' "$total" "$total_max" "$n_pass" "$n_fail" "$n_skip"
-    printf '%s\n' "$report_again"
+    [ -z "$report_again" ] || printf '%s\n' "$report_again"
 }
 
-# reports_write DIR LAB...: report.txt, grades.csv, grades.tap, grades.xml
-# (JUnit), results.json (Gradescope) in DIR.
+# report_record LAB...: the grading as kitreport.py reads it: KEY VALUE
+# pairs, each ended by a NUL (a byte no bash string holds), so that no text
+# of a student's can end a field.
+report_record() {
+    local lab line
+    printf '%s\0' student "$student_name" student_id "${student_id:-}" origin "${origin:-${labs_dir:-}}" \
+        seed "${grading_seed:-}" gpu "${report_gpu:-}" isolation "${report_isolation:-}" \
+        isolation_note "${sandbox_note:-}" mode "${report_mode:-}" again "${report_again:-}" \
+        execution_time "$SECONDS"
+    for line in "${report_header[@]}"; do printf '%s\0' header "$line"; done
+    for lab in "$@"; do
+        printf '%s\0' lab "$lab" verdict "${lab_v[$lab]}" points "${lab_p[$lab]:-}" \
+            max_points "$(conf_get "$lab" points)" ratio "${lab_x[$lab]:-}" reason "${lab_r[$lab]:-}"
+    done
+}
+
+# reports_write DIR LAB...: report.txt (for people: the table and every
+# run), and from kitreport.py grades.csv, grades.tap (TAP), grades.xml
+# (JUnit), results.json (Gradescope) and record.json (the kit's own, which
+# grade-class gathers) in DIR. Returns 1, saying why, where it cannot.
 reports_write() {
-    local dir=$1 lab k=0 max status out
+    local dir=$1
     shift
     report_totals "$@"
     { reports_screen "$@"; echo; echo "Runs"; cat "$work/log"; } >"$dir/report.txt"
-    {
-        csv_row student student_id lab verdict points max_points time_vs_reference reason grading_seed gpu isolation
-        for lab in "$@"; do
-            csv_row "$student_name" "$student_id" "$lab" "${lab_v[$lab]}" "${lab_p[$lab]:-}" "$(conf_get "$lab" points)" \
-                "${lab_x[$lab]:-}" "${lab_r[$lab]}" "$grading_seed" "$report_gpu" "$report_isolation"
-        done
-    } >"$dir/grades.csv"
-    {
-        echo "TAP version 13"
-        echo "1..$#"
-        for lab in "$@"; do
-            k=$((k + 1))
-            case ${lab_v[$lab]} in
-            PASS) echo "ok $k $lab ${lab_p[$lab]}/$(conf_get "$lab" points)" ;;
-            SKIP) echo "ok $k $lab # SKIP ${lab_r[$lab]}" ;;
-            *) echo "not ok $k $lab - ${lab_r[$lab]}" ;;
-            esac
-        done
-    } >"$dir/grades.tap"
-    {
-        echo '<?xml version="1.0" encoding="UTF-8"?>'
-        printf '<testsuites>\n<testsuite name="%s" tests="%d" failures="%d" skipped="%d" errors="0">\n' \
-            "$(xml_str "kit-grading $student_name")" "$#" "$n_fail" "$n_skip"
-        for lab in "$@"; do
-            printf '  <testcase classname="%s" name="%s">' "$(xml_str "$student_name")" "$lab"
-            case ${lab_v[$lab]} in
-            PASS) printf '<system-out>%s</system-out>' "${lab_p[$lab]}/$(conf_get "$lab" points) points" ;;
-            SKIP) printf '<skipped message="%s"/>' "$(xml_str "${lab_r[$lab]}")" ;;
-            *) printf '<failure message="%s">%s</failure>' "$(xml_str "${lab_r[$lab]}")" "$(xml_str "${lab_r[$lab]}")" ;;
-            esac
-            printf '</testcase>\n'
-        done
-        printf '</testsuite>\n</testsuites>\n'
-    } >"$dir/grades.xml"
-    {
-        printf '{\n  "score": %s,\n  "output": %s,\n  "tests": [\n' "$total" \
-            "$(json_lines "${report_header[@]}" "$report_again")"
-        k=0
-        for lab in "$@"; do
-            k=$((k + 1))
-            max=$(conf_get "$lab" points)
-            case ${lab_v[$lab]} in PASS) status=passed ;; *) status=failed ;; esac
-            out="${lab_v[$lab]}${lab_r[$lab]:+: ${lab_r[$lab]}}"
-            printf '    {"name": %s, "score": %s, "max_score": %s, "status": "%s", "output": %s}%s\n' \
-                "$(json_str "$lab")" "${lab_p[$lab]:-0}" "$max" "$status" "$(json_str "$(one_line "$out")")" \
-                "$([ "$k" = $# ] || echo ,)"
-        done
-        printf '  ]\n}\n'
-    } >"$dir/results.json"
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "grade.sh: the reports (CSV, TAP, JUnit, JSON) are written with python3, which is not installed" >&2
+        return 1
+    fi
+    report_record "$@" | python3 "$kit_grade_dir/kitreport.py" write "$dir"
 }
