@@ -232,7 +232,7 @@ run_one() {
 # processes. The student's code has no say in it.
 judge_mode=in-process judge_why="no lab graded here is judged"
 judge_probe() {
-    local l probe="" args saved_runs=$runs saved_dir=$dir saved_lab=$lab
+    local l probe="" args saved_runs=${runs:-0} saved_dir=${dir:-} saved_lab=${lab:-}
     for l in "$@"; do
         if lab_judged "$l"; then probe=$l; break; fi
     done
