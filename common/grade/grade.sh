@@ -190,7 +190,9 @@ run_one() {
     cpu=$(((wall + 5) * $(nproc 2>/dev/null || echo 1)))
     sb_extra=(--ro-bind "$(dirname "$prog")" "$(dirname "$prog")")
     exec {rfd}>"$rd/result"
-    if lab_judged "$lab" && [ "$judge_mode" = judge ]; then
+    # compute-sanitizer cannot follow memory one process shares with another:
+    # its run (a check that can only fail a lab) is the lab's own program.
+    if lab_judged "$lab" && [ "$judge_mode" = judge ] && [ "$mode" != sanitize ]; then
         worker="$(dirname "$prog")/worker"
         if [ "$mode" = sanitize ]; then
             wall=$(conf_get "$lab" sanitize-time-limit)

@@ -228,6 +228,9 @@ static inline void kit_parse_args(int argc, char **argv, const char *synopsis, c
     const char *slash = strrchr(argv[0], '/');
 
     kit_program = slash ? slash + 1 : argv[0];
+    /* Whole lines on stdout, also into a file or a pipe: a line of the
+     * table never breaks where a message on stderr lands beside it. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i], *eq, *val = NULL;
         size_t len;

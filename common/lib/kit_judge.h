@@ -179,7 +179,11 @@ static inline void kit_judge_worker_lost(int broken)
         kit_judge_kill_worker();
     } else if (kit_judge.pid > 0) {
         kit_judge.pid = 0;
-        if (WIFEXITED(st))
+        /* Through the sandbox (bubblewrap, a shell), a signal arrives as
+         * exit status 128 + its number. */
+        if (WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65)
+            snprintf(how, sizeof how, "signal %s", kit_judge_signal_name(WEXITSTATUS(st) - 128));
+        else if (WIFEXITED(st))
             snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
         else if (WIFSIGNALED(st))
             snprintf(how, sizeof how, "signal %s", kit_judge_signal_name(WTERMSIG(st)));
