@@ -600,7 +600,8 @@ static inline CUfunction kit_judge_function(kit_remote_kernel *k)
 static inline int kit_judge_attr(kit_remote_kernel *k, CUfunction_attribute a)
 {
     int v = 0;
-    if (kit_judge_cu.func_get_attribute(&v, a, kit_judge_function(k)) != CUDA_SUCCESS)
+    CUfunction fn = kit_judge_function(k); /* first: it loads the driver's functions */
+    if (kit_judge_cu.func_get_attribute(&v, a, fn) != CUDA_SUCCESS)
         kit_die(KIT_EXIT_FAIL, "the kit's judge cannot read an attribute of %s", k->name);
     return v;
 }
@@ -642,7 +643,8 @@ static inline cudaError_t kit_judge_func_set_attribute(const void *f, cudaFuncAt
     if ((int)cu < 0)
         kit_die(KIT_EXIT_FAIL, "the kit's judge does not pass attribute %d of %s on (a bug of the kit)", (int)attr,
                 k->name);
-    if (kit_judge_cu.func_set_attribute(kit_judge_function(k), cu, value) != CUDA_SUCCESS)
+    CUfunction fn = kit_judge_function(k); /* first: it loads the driver's functions */
+    if (kit_judge_cu.func_set_attribute(fn, cu, value) != CUDA_SUCCESS)
         return cudaErrorInvalidValue;
     kit_judge_start();
     kit_judge.waiting_for = "an attribute of the student's kernel";
@@ -657,7 +659,8 @@ static inline cudaError_t kit_judge_occupancy(int *n, const void *f, int block, 
     kit_remote_kernel *k = kit_judge_remote(f);
     if (!k)
         return (cudaOccupancyMaxActiveBlocksPerMultiprocessor)(n, f, block, smem);
-    if (kit_judge_cu.occupancy(n, kit_judge_function(k), block, smem) != CUDA_SUCCESS)
+    CUfunction fn = kit_judge_function(k); /* first: it loads the driver's functions */
+    if (kit_judge_cu.occupancy(n, fn, block, smem) != CUDA_SUCCESS)
         return cudaErrorInvalidValue;
     return cudaSuccess;
 }
