@@ -226,7 +226,9 @@ $(foreach lab,$(JUDGED),$(eval $(call judge_rules,$(lab))))
 # judged, the judge and the reference's worker.
 grading_needs = $(BUILD)/solutions/$(1)/$(call name_of,$(1)) \
 	$(if $(filter $(1),$(JUDGED)),$(BUILD)/judge/$(1)/judge $(BUILD)/judge/$(1)/worker.o $(BUILD)/solutions/$(1)/worker)
-judges: $(foreach lab,$(JUDGED),$(call grading_needs,$(lab)) $(BUILD)/labs/$(lab)/worker)
+judges: $(foreach lab,$(JUDGED),$(call grading_needs,$(lab)))
+# The tests also run the skeletons' workers (tests/96-judge.bats).
+test-judges: judges $(foreach lab,$(JUDGED),$(BUILD)/labs/$(lab)/worker)
 # The judged labs, for the grader.
 print-judged:
 	@echo '$(JUDGED)'
@@ -243,7 +245,7 @@ GRADED_LAB ?=
 STUDENT_SRC ?=
 STUDENT_SHOWN ?=
 GRADED_DIR ?= $(BUILD)/graded
-.PHONY: graded graded-objects print-arch judges print-judged
+.PHONY: graded graded-objects print-arch judges test-judges print-judged
 # The PTX's line information names the student's lines (it changes no code).
 GRADED_FLAGS = $(if $(filter -lineinfo -G,$(NVCCFLAGS)),,-lineinfo)
 ifneq ($(STUDENT_SRC),)
@@ -397,7 +399,7 @@ report: need-nvcc
 test:
 	@bash tests/setup-bats.sh
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) -s --no-print-directory $(PARALLEL) judges
+	@$(MAKE) -s --no-print-directory $(PARALLEL) test-judges
 	@bash tests/run.sh $(TESTS)
 
 # Grading (common/grade/grade.sh, settings in common/grade/grading.conf). The

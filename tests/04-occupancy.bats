@@ -164,7 +164,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: the reference passes: calculator = rules = runtime, every element of every run right" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -183,7 +183,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: one block keeps one SM busy: SM efficiency 1/SMs" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local sms=$(kv sms)
     assert_close "$(kv s1-32-sm-efficiency)" "$(awk -v s="$sms" 'BEGIN { print 1 / s }')" 0.01 \
@@ -193,7 +193,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: one block of 1024 threads achieves at most its share of the SM's warps, and trails it" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     # Scenario 1 at 1,024 elements: one block of 32 warps on one SM. Its
     # warps are all the SM holds of it; those on the cheap paths finish early.
@@ -230,7 +230,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: 2D shapes: the book's 15, a 16-wide block touches 2 segments per request, 4 sectors as 32-wide" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local s
     for s in 32x32 32x16 16x32 16x16 64x2 64x4 64x8 128x1 128x2 128x4 128x8 256x1 256x2 256x4; do
@@ -250,7 +250,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: heavy_bounded holds 32 warps per SM with the most registers that allows; the calculator predicted both" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local target=$(kv heavy-target-blocks-per-sm)
     assert_equal "$target" 4
@@ -280,7 +280,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: default run takes seconds, not minutes" {
-    require_gpu_alone
+    require_gpu
     assert_default_run_quick "$LAB" 20
 }
 
@@ -301,7 +301,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: on the GPU, a calculator with one register pool disagrees with the runtime" {
-    require_gpu_alone
+    require_gpu
     run "$REF" "${QUICK[@]}" --model one-register-pool
     assert_failure 1
     assert_output --partial "disagrees with cudaOccupancyMaxActiveBlocksPerMultiprocessor"
@@ -311,7 +311,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: --launch-illegal launches (256,8) as the book does and reports the runtime's error" {
-    require_gpu_alone
+    require_gpu
     run "$REF" "${QUICK[@]}" --launch-illegal
     assert_success
     assert_output --regexp "cudaError[A-Za-z]+: 2048 threads per block, at most 1024"
@@ -320,7 +320,7 @@ CASES
 
 # bats test_tags=gpu
 @test "04: odd matrix sides verify; --seed is used; --csv writes the table" {
-    require_gpu_alone
+    require_gpu
     local csv="$BATS_TEST_TMPDIR/t.csv"
     run "$REF" "${QUICK[@]}" --size 1000003 --seed 42 --csv "$csv"
     assert_success

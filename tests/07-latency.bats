@@ -78,7 +78,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: the reference passes at the default size, every sum checked" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -100,7 +100,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: latency rises from L1 to L2 to DRAM, and cycles and ns agree with the clock" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local l1 l2 dram clock
     l1=$(kv latency-l1-cycles) l2=$(kv latency-l2-cycles) dram=$(kv latency-dram-cycles) clock=$(kv sm-clock-ghz)
@@ -127,7 +127,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: Little's law: the reference's figures, and the notes' Kepler slip corrected" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_equal "$(kv little-warps-per-sm)" "$(kv expected-little-warps-per-sm)"
     assert_equal "$(kv little-loads-per-thread)" "$(kv expected-little-loads-per-thread)"
@@ -185,7 +185,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: accuracy: expf and sinf within 2 ulp, the intrinsics and fast math lose more" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     holds "$(kv max-ulp-expf)" 2 "a <= b" || fail "expf: $(kv max-ulp-expf) ulp"
     holds "$(kv max-ulp-sinf)" 2 "a <= b" || fail "sinf: $(kv max-ulp-sinf) ulp"
@@ -198,7 +198,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: default run takes seconds, not minutes" {
-    require_gpu_alone
+    require_gpu
     assert_default_run_quick "$LAB" 20
 }
 
@@ -218,7 +218,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: sizes that are no multiple of the warp or of 4 verify" {
-    require_gpu_alone
+    require_gpu
     for size in 1000003 33; do
         # shellcheck disable=SC2086
         run "$REF" --size "$size" $QUICK
@@ -230,7 +230,7 @@ CASES
 
 # bats test_tags=gpu
 @test "07: --seed is used and printed; --loads runs one K; --csv writes the table" {
-    require_gpu_alone
+    require_gpu
     local csv="$BATS_TEST_TMPDIR/table.csv"
     # shellcheck disable=SC2086
     run "$REF" --size 1M --seed 42 --loads 4 $QUICK --csv "$csv"

@@ -65,7 +65,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: the reference passes at the default size; every run of every version checked" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -83,7 +83,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: one GPU says the multi-GPU part needs two; more GPUs run it" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     if [ "$(kv gpus-visible)" = 1 ]; then
         assert_line "multi-gpu: skipped (1 GPU)"
@@ -107,7 +107,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: the checks catch the kit's own wrong versions; its right version passes" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB" --selftest --seed 11
     assert_success
     assert_line "result: PASS"
@@ -144,7 +144,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: sizes that are no multiple of the GPUs, streams or blocks verify" {
-    require_gpu_alone
+    require_gpu
     run "$REF" --size 1000003 --streams 7 --reps 2
     assert_success
     assert_line "size: 1000003"
@@ -157,7 +157,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: --seed is used and printed; --csv writes the tables" {
-    require_gpu_alone
+    require_gpu
     local csv="$BATS_TEST_TMPDIR/table.csv" versions
     run "$REF" --size 1M --reps 2 --seed 42 --streams 2 --csv "$csv"
     assert_success
@@ -174,7 +174,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: default run takes seconds, not minutes" {
-    require_gpu_alone
+    require_gpu
     assert_default_run_quick "$LAB" 20
 }
 
@@ -182,7 +182,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: on every GPU: the split verified, peer access judged, every copy and kernel checked" {
-    require_gpus 2 alone
+    require_gpus 2
     run_reference_once "$LAB"
     assert_success
     local key
@@ -252,7 +252,7 @@ CASES
 
 # bats test_tags=gpu
 @test "08: the checks catch wrong peer access; the kit's right one passes" {
-    require_gpus 2 alone
+    require_gpus 2
     run_reference_once "$LAB" --selftest --seed 11
     assert_success
     if [ "$(kv peer-access)" = supported ]; then

@@ -330,6 +330,7 @@ EOF
 
 @test "make check: verdicts, reasons and every report format, one line per lab" {
     kit_copy "$BATS_TEST_TMPDIR/kit"
+    correctness_only "$BATS_TEST_TMPDIR/kit" 03-divergence
     submission "$BATS_TEST_TMPDIR/kit" skeleton
     rm -r "$BATS_TEST_TMPDIR/kit/labs/02-grouping"
     submission "$BATS_TEST_TMPDIR/kit" no-compile reference=03-divergence

@@ -103,6 +103,11 @@ assert_fixture_verdicts() {
     sandbox_works || true
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out" t="$BATS_TEST_TMPDIR/t"
     mkdir -p "$subs" "$t"
+    # Names, archives and rosters are this test's subject: Lab 03 graded on
+    # its results alone (tests/92 grades the references' speed).
+    kit_copy "$BATS_TEST_TMPDIR/kit"
+    correctness_only "$BATS_TEST_TMPDIR/kit" 03-divergence
+    CLASS="$BATS_TEST_TMPDIR/kit/common/grade/grade-class.sh"
     # Honest: a folder with labs/, and an archive of the lab folder itself.
     submission "$subs/ana" reference=03-divergence
     mkdir -p "$t/ben" && cp -R "$KIT_ROOT/solutions/03-divergence" "$t/ben/"
@@ -363,7 +368,8 @@ PY
 @test "grade-class on a GPU: the fixtures decided by a run get their verdicts; honest students full marks; nothing left running" {
     require_gpu_unlocked
     kit_copy "$BATS_TEST_TMPDIR/kit"
-    printf '\n[01-coalescing]\ntime-limit = 20\n' >>"$BATS_TEST_TMPDIR/kit/common/grade/grading.conf"
+    # The hang fixture waits this long; an honest Lab 01 runs in a few seconds.
+    printf '\n[01-coalescing]\ntime-limit = 12\n' >>"$BATS_TEST_TMPDIR/kit/common/grade/grading.conf"
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
     mapfile -t gpu < <(fixtures gpu)
     for f in "${gpu[@]}"; do

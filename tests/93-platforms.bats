@@ -149,6 +149,7 @@ PY
 
 @test "a lab file saved with a UTF-8 BOM (and CRLF) is graded; a BOM inside its code is refused" {
     kit_copy "$BATS_TEST_TMPDIR/kit"
+    correctness_only "$BATS_TEST_TMPDIR/kit" 03-divergence
     mkdir -p "$BATS_TEST_TMPDIR/kit/labs/03-divergence" "$BATS_TEST_TMPDIR/kit/labs/01-coalescing"
     { printf '\xef\xbb\xbf'; sed 's/$/\r/' "$KIT_ROOT/solutions/03-divergence/divergence.cu"; } \
         >"$BATS_TEST_TMPDIR/kit/labs/03-divergence/divergence.cu"

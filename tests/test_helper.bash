@@ -315,6 +315,18 @@ kit_copy() {
     cp -Rp "$KIT_ROOT/Makefile" "$KIT_ROOT/common" "$KIT_ROOT/solutions" "$1/"
 }
 
+# correctness_only DIR LAB...: the kit copy in DIR grades LAB... on their
+# results alone (metric = none): for tests of the grader's front end, whose
+# honest students need no speed runs. The speed runs' own positive control
+# is tests/92, which grades every reference in full.
+correctness_only() {
+    local dir=$1 lab
+    shift
+    for lab in "$@"; do
+        printf '\n[%s]\nmetric = none\n' "$lab" >>"$dir/common/grade/grading.conf"
+    done
+}
+
 # submission DIR WHAT...: fills DIR/labs/ with WHAT: "skeleton" (the kit's
 # labs), "reference" (the solutions; reference=LAB: one lab only) or the
 # name of a grading fixture, tests/fixtures/grade/NAME.sed (its lab only).

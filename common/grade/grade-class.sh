@@ -513,9 +513,16 @@ roster_check() {
 # build_references DIR: the references and kit-query, built from OUT/.kit
 # with the compiler and architecture every student's build gets.
 build_references() {
-    if ! KIT_BUILD="$1" make -s --no-print-directory -C "$out/.kit" -j"$(nproc 2>/dev/null || echo 2)" \
+    # Where the judge grades, its programs too (make judges); a folder with
+    # a space in its path, linked from one without (make cannot name it).
+    local build=$1
+    if [[ $build == *" "* ]]; then
+        build=$(mktemp -d /tmp/kit-class-build.XXXXXX)/build
+        ln -s "$1" "$build"
+    fi
+    if ! KIT_BUILD="$build" make -s --no-print-directory -C "$out/.kit" -j"$(nproc 2>/dev/null || echo 2)" \
         ${KIT_NVCC:+NVCC="$KIT_NVCC"} ${KIT_NVCC_FLAGS:+NVCCFLAGS="$KIT_NVCC_FLAGS"} ${KIT_ARCH:+ARCH="$KIT_ARCH"} \
-        solutions "$1/bin/kit-query" >"$out/reference-build.log" 2>&1; then
+        solutions judges "$build/bin/kit-query" >"$out/reference-build.log" 2>&1; then
         cat "$out/reference-build.log" >&2
         echo "grade-class.sh: the kit's references do not build; see $out/reference-build.log" >&2
         return 1
