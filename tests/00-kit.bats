@@ -177,8 +177,8 @@ kit_sources() {
     run grep -n "Turing to Hopper" "$KIT_ROOT/README.md" "$KIT_ROOT"/handouts/*.md "$KIT_ROOT/tests/test_helper.bash"
     assert_failure
     # The counts of a machine without a GPU are in the README.
-    run grep -cE "without a GPU.*[0-9]+ passed, 0 failed, [0-9]+ skipped|[0-9]+ passed, 0 failed, [0-9]+ skipped.*without a GPU" "$KIT_ROOT/README.md"
-    refute_output 0
+    tr '\n' ' ' <"$KIT_ROOT/README.md" | grep -qE "without a GPU[^.]*[0-9]+ passed, 0 failed, [0-9]+ skipped" ||
+        fail "the README gives no counts of the suite on a machine without a GPU"
 }
 
 @test "kit: sizes are read as digits, K/M/G and 2^E" {
