@@ -122,7 +122,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: the timeline shows copies beside kernels, three operations at once" {
-    require_gpu_alone
+    require_gpu
     skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
     run_reference_once "$LAB"
     assert_line "overlap-judged: yes"
@@ -157,7 +157,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: the default run takes seconds, not minutes" {
-    require_gpu_alone
+    require_gpu
     assert_default_run_quick "$LAB" 20
 }
 
@@ -230,7 +230,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: a pipeline that stops copying in fails: the device inputs are poisoned before every run" {
-    require_gpu_alone
+    require_gpu
     run "$FIXTURES/skip-copies" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"
@@ -240,7 +240,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: a pipeline that returns before its streams are done fails" {
-    require_gpu_alone
+    require_gpu
     run "$FIXTURES/no-wait" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"
@@ -251,7 +251,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: pageable host memory from alloc_host fails" {
-    require_gpu_alone
+    require_gpu
     run "$FIXTURES/pageable" --size 4M --streams 4
     assert_failure 1
     assert_line "result: FAIL"

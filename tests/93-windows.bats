@@ -367,9 +367,9 @@ fake_uname() {
 
 # --- on a GPU: a WSL 2 stand-in changes what it should and nothing else -------------
 
-# bats test_tags=gpu
+# bats test_tags=gpu,perf
 @test "windows: with a WSL 2 stand-in, Lab 05 names the platform and still judges the overlap where the kit's own pipeline overlapped" {
-    require_gpu
+    require_gpu_alone
     skip_on_wsl "this test stands WSL 2 in for a Linux host's files; on WSL 2 itself the lab's own tests run"
     wsl2_root "$BATS_TEST_TMPDIR/w"
     KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$(ref_program 05-streams)" --size 8M --streams 4

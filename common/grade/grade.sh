@@ -234,11 +234,23 @@ run_one() {
 # processes. The student's code has no say in it.
 judge_mode=in-process judge_why="no lab graded here is judged"
 judge_probe() {
-    local l probe="" args saved_runs=${runs:-0} saved_dir=${dir:-} saved_lab=${lab:-}
+    local l probe="" args saved_runs=${runs:-0} saved_dir=${dir:-} saved_lab=${lab:-} key cache line
     for l in "$@"; do
         if lab_judged "$l"; then probe=$l; break; fi
     done
     [ -n "$probe" ] || return 0
+    # What the probe found holds for an hour, for this GPU, this kit's judge
+    # and worker, the same sandbox and the same MPS settings.
+    cache="$ref_build/judge/$probe/probe"
+    key="${gpu_uuid:-gpu0} ${CUDA_VISIBLE_DEVICES:-all} ${CUDA_MPS_PIPE_DIRECTORY:-} $([ -d /tmp/nvidia-mps ] && echo mps)"
+    key+=" $sandbox ${sandbox_user:-} $(stat -c %Y "$ref_build/judge/$probe/judge" "$ref_build/solutions/$probe/worker" 2>/dev/null | tr '\n' ' ')"
+    if line=$(cat "$cache" 2>/dev/null) && [ "${line%%|*}" = "$key" ]; then
+        IFS='|' read -r _ l judge_mode judge_why <<<"$line"
+        if [ $(($(date +%s) - l)) -lt 3600 ]; then
+            log "judge probe: $judge_mode (found within the hour${judge_why:+: $judge_why})"
+            return 0
+        fi
+    fi
     judge_mode=judge lab=$probe dir="$work/probe" runs=0 limit=120 mem=0
     cap=$(conf_get "$probe" output-limit)
     mkdir -p "$dir" && sandbox_own "$dir"
@@ -249,7 +261,11 @@ judge_probe() {
         judge_mode=in-process
         judge_why="the kit's judge could not grade its own reference here ($what${detail:+: $detail})"
         log "judge probe: $judge_why"
+    else
+        judge_why=""
     fi
+    printf '%s|%s|%s|%s\n' "$key" "$(date +%s)" "$judge_mode" "$(one_line "$judge_why" | tr '|' '/')" \
+        >"$cache" 2>/dev/null
     runs=$saved_runs dir=$saved_dir lab=$saved_lab
 }
 

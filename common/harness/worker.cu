@@ -254,6 +254,11 @@ int main(int argc, char **argv)
     if (kit_msg_send(KIT_WORKER_FD, KIT_MSG_HELLO, KIT_PROTO_VERSION, KIT_FN_COUNT, KIT_LAB_NAME,
                      strlen(KIT_LAB_NAME)) != 0)
         return KIT_EXIT_FAIL;
+    /* The CUDA context now, on the first GPU, while the judge makes its own
+     * (the judge names the GPU next: another is one cudaSetDevice away). A
+     * machine without one answers later, when the judge asks for a GPU. */
+    if (cudaFree(0) != cudaSuccess)
+        cudaGetLastError();
     for (;;) {
         int rc = kit_msg_recv(KIT_WORKER_FD, &m);
         kit_reader r = {m.payload, 0, 0, 1};

@@ -262,6 +262,11 @@ static inline void kit_parse_args(int argc, char **argv, const char *synopsis, c
         }
         kit_set_option(o, val);
     }
+#if defined(KIT_JUDGE) && KIT_JUDGE
+    /* The grader's judge: its worker starts now, beside the judge's own
+     * start on the GPU (kit_judge.h). */
+    kit_judge_spawn();
+#endif
 }
 
 /* A fresh seed when none was given: every run draws new inputs. */

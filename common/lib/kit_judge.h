@@ -85,7 +85,7 @@ static inline void kit_judge_atexit(void)
 {
     if (kit_judge.fd >= 0 && !kit_judge.ended) {
         kit_msg_send(kit_judge.fd, KIT_MSG_BYE, 0, 0, NULL, 0);
-        for (int i = 0; i < 100 && kit_judge.pid > 0; i++) {
+        for (int i = 0; i < 20 && kit_judge.pid > 0; i++) {
             if (waitpid(kit_judge.pid, NULL, WNOHANG) == kit_judge.pid) {
                 kit_judge.pid = 0;
                 break;
@@ -215,24 +215,23 @@ static inline void kit_judge_expect_return(kit_msg *m)
     }
 }
 
-/* Starts the worker (once), from the grader's command. */
-static inline void kit_judge_start(void)
+/* Starts the worker process (once), from the grader's command; the
+ * handshake waits for the first call (kit_judge_start). */
+static inline void kit_judge_spawn(void)
 {
     static char text[65536];
     char *argv[KIT_JUDGE_MAX_ARGS + 1], *envp[16], env_text[8][1024];
     const char *argv_file = getenv("KIT_JUDGE_WORKER"), *log = getenv("KIT_JUDGE_WORKER_LOG");
     const char *keep[] = {"PATH", "CUDA_VISIBLE_DEVICES", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY",
                           "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"};
-    int sv[2], logfd, argc = 0, envc = 0, dev = 0, fd;
+    int sv[2], logfd, argc = 0, envc = 0, fd;
     size_t len;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, all;
-    kit_msg m;
 
-    if (kit_judge.started)
+    if (kit_judge.pid > 0 || kit_judge.fd >= 0)
         return;
-    kit_judge.started = 1;
     if (!argv_file)
         kit_die(KIT_EXIT_USAGE, "this is the kit's judge, which grading runs beside a worker holding the student's "
                                 "code (KIT_JUDGE_WORKER names its command): grade with make check");
@@ -293,7 +292,18 @@ static inline void kit_judge_start(void)
     signal(SIGTERM, kit_judge_on_signal);
     signal(SIGINT, kit_judge_on_signal);
     signal(SIGHUP, kit_judge_on_signal);
+}
 
+/* The worker started (kit_judge_spawn) and greeted: its lab, its GPU. */
+static inline void kit_judge_start(void)
+{
+    int dev = 0;
+    kit_msg m;
+
+    if (kit_judge.started)
+        return;
+    kit_judge.started = 1;
+    kit_judge_spawn();
     kit_judge.waiting_for = "the worker's start";
     {
         int r = kit_msg_recv(kit_judge.fd, &m);

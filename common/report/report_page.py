@@ -93,8 +93,13 @@ class Side:
         elif status == 1 or result == "FAIL":
             self.word = "FAIL"
             self.said = "%s FAILs its checks" % who
-            self.detail = [ln for ln in output.splitlines()
-                           if "TODO(" in ln or "WRONG" in ln or "FAIL" in ln or "wrong" in ln][:12]
+            # The lines that point at a TODO first, then the rest that say
+            # what is wrong (the table's WRONG rows, the verdict).
+            lines = output.splitlines()
+            todo = [ln for ln in lines if "TODO(" in ln]
+            other = [ln for ln in lines if "TODO(" not in ln and
+                     ("WRONG" in ln or "FAIL" in ln or "wrong" in ln)]
+            self.detail = (todo + other)[:12]
         elif status == 2:
             self.word = "FAIL"
             self.said = "%s cannot run here" % who
