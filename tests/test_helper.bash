@@ -166,6 +166,7 @@ kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
         exec {kit_gpu_lock_fd}<"$file"
     fi
     flock "$1" "$kit_gpu_lock_fd"
+    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold$1 $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"
 }
 
 # require_gpu: a usable GPU, held with the tests that only check results.
