@@ -105,14 +105,14 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "01: coalesced access is at least ${KIT_MIN_SPEEDUP_COALESCING}x faster than random" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-non-vs-full)" "$KIT_MIN_SPEEDUP_COALESCING" "speedup"
 }
 
 # bats test_tags=gpu,perf
 @test "01: on Hopper the course's figure shows: at least ${KIT_MIN_SPEEDUP_COALESCING_HOPPER}x" {
-    require_gpu_alone
+    require_gpu
     case "$(gpu_cc)" in 9.*) ;; *) skip "not a Hopper GPU (compute capability $(gpu_cc))" ;; esac
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-non-vs-full)" "$KIT_MIN_SPEEDUP_COALESCING_HOPPER" "speedup"
@@ -120,7 +120,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "01: a one-pass vector add streams at half the copy bandwidth or better" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv stream-fraction-of-copy)" "$KIT_MIN_STREAM_FRACTION_OF_COPY" \
         "vector add bandwidth over copy bandwidth"
@@ -128,7 +128,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "01: part 2: coalesced row sums use every byte and beat a thread per row ${KIT_MIN_SPEEDUP_ROW_SUMS}x" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     # A thread per row: 32 rows per request, 4 of every 32 bytes used.
     assert_close "$(kv segments-per-request-row-sums)" 32 0.001 "row_sums segments/request"

@@ -95,7 +95,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "02: time does not fall as G grows, and stays between coalesced and random" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local g max=$(kv max-segments-per-group) full=$(kv time-full-ms) non=$(kv time-non-ms)
     local prev=0 t timed=0

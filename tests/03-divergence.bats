@@ -95,7 +95,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "03: branching by warp is at least ${KIT_MIN_SPEEDUP_DIVERGENCE}x faster than by thread" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-nodiv-vs-div)" "$KIT_MIN_SPEEDUP_DIVERGENCE" "speedup"
 }
@@ -128,7 +128,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "03: part 2: grouping pays at work 64 and not at work 1" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-sorted-w64)" "$KIT_MIN_SPEEDUP_GROUPED" "grouped over mixed, work 64"
     assert_at_least "$(kv speedup-reorganised-w64)" "$KIT_MIN_SPEEDUP_REORGANISED" \

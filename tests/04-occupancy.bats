@@ -206,7 +206,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "04: scenario 2 beats scenario 1 at 1,024 and 2,048 elements, with lower occupancy" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local n
     for n in 1024 2048; do
@@ -221,7 +221,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "04: a partial last wave: one block more takes at least ${KIT_MIN_PARTIAL_WAVE_SLOWDOWN}x longer" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv wave-slowdown)" "$KIT_MIN_PARTIAL_WAVE_SLOWDOWN" "partial wave slowdown"
     assert_at_least "$(kv wave-full-sm-efficiency)" "$(kv wave-plus-one-sm-efficiency)" \
@@ -265,7 +265,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "04: the throttle holds each target, the trace never sees more warps, and the fewest are slower" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local full=$(kv throttle-unthrottled-blocks-per-sm) k
     for ((k = full; k >= 1; k /= 2)); do

@@ -74,7 +74,7 @@ CASES
 
 # bats test_tags=gpu
 @test "05: the reference passes at the default size; every run of every version verifies" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_success
     assert_line "result: PASS"
@@ -92,7 +92,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: pinned copies are at least ${KIT_MIN_PINNED_OVER_PAGEABLE}x faster than pageable ones" {
-    require_gpu_alone
+    require_gpu
     skip_on_wsl "$KIT_WSL_PINNED_WHY"
     run_reference_once "$LAB"
     assert_at_least "$(kv pinned-vs-pageable-h2d)" "$KIT_MIN_PINNED_OVER_PAGEABLE" "pinned over pageable"
@@ -100,7 +100,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: with the kernel as long as the copies in, the pipeline hides the kernels" {
-    require_gpu_alone
+    require_gpu
     skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-pipeline-vs-pinned)" "$KIT_MIN_PIPELINE_SPEEDUP_BALANCED" \
@@ -112,7 +112,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: with the course's plain kernel the pipeline still beats serial ${KIT_MIN_PIPELINE_SPEEDUP}x" {
-    require_gpu_alone
+    require_gpu
     skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
     run_reference_once "$LAB"
     [ "$(kv copy-engines)" -ge 2 ] ||
@@ -137,7 +137,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "05: many hardware queues: the course's scheduling examples lose their false dependencies" {
-    require_gpu_alone
+    require_gpu
     skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
     run_reference_once "$LAB"
     local most

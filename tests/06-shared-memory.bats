@@ -87,7 +87,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "06: the padded tile reaches ${KIT_MIN_PADDED_FRACTION_OF_COPY} of the copy; naive is clearly slower" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv fraction-of-copy-padded)" "$KIT_MIN_PADDED_FRACTION_OF_COPY" "padded against copy"
     assert_at_least "$(kv speedup-padded-over-naive)" "$KIT_MIN_SPEEDUP_PADDED_OVER_NAIVE" "padded against naive"

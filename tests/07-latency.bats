@@ -114,7 +114,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: on Hopper, L2 and DRAM latency lie in the published ranges" {
-    require_gpu_alone
+    require_gpu
     case "$(gpu_cc)" in 9.*) ;; *) skip "not a Hopper GPU (compute capability $(gpu_cc))" ;; esac
     run_reference_once "$LAB"
     local l2 dram
@@ -143,7 +143,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: bandwidth rises with the warps per SM and flattens near Little's law" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     local curve best=0 point w gbs
     curve=$(kv occupancy-curve)
@@ -162,7 +162,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: ILP: ${KIT_MIN_ILP_FRACTION_OF_TLP} of full-occupancy TLP with 8 warps per SM" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv ilp-best-over-tlp-full)" "$KIT_MIN_ILP_FRACTION_OF_TLP" "sum_ilp at 8 warps over sum_tlp full"
     assert_at_least "$(kv ilp-16-over-1)" 2 "16 loads per thread over 1"
@@ -173,7 +173,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "07: float against double, and intrinsics, beside the documented throughputs" {
-    require_gpu_alone
+    require_gpu
     run_reference_once "$LAB"
     assert_at_least "$(kv speedup-sinf-intrinsic)" "$KIT_MIN_SINF_INTRINSIC_SPEEDUP" "__sinf over sinf"
     local documented

@@ -98,7 +98,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: on one GPU, ${KIT_MIN_STREAMS_SPEEDUP_MULTI_GPU}x faster with 4 streams than with one" {
-    require_gpu_alone
+    require_gpu
     skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
     run_reference_once "$LAB"
     [ "$(kv copy-engines)" -ge 2 ] || skip "one copy engine: the copies out cannot run beside the copies in"
@@ -201,7 +201,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: N GPUs, one stream each, reach ${KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS} of what the host links allow" {
-    require_gpus 2 alone
+    require_gpus 2
     skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"
     run_reference_once "$LAB"
     local n=$(kv gpus) links=$(kv host-link-scaling) allow
@@ -213,7 +213,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: two GPUs, one stream each, at least ${KIT_MIN_MULTI_GPU_SPEEDUP}x one GPU where each has its own host link" {
-    require_gpus 2 alone
+    require_gpus 2
     skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"
     run_reference_once "$LAB"
     [ "$(kv gpus)" = 2 ] || skip "the kit sees $(kv gpus) GPUs; this test is for two (the one above holds for any number)"
@@ -224,7 +224,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: a kernel reading another GPU's memory is ${KIT_MIN_REMOTE_OVER_LOCAL}x slower than on its own" {
-    require_gpus 2 alone
+    require_gpus 2
     run_reference_once "$LAB"
     [ "$(kv peer-access)" = supported ] || skip "GPUs 0 and 1 cannot reach each other's memory"
     assert_at_least "$(kv remote-add-over-local)" "$KIT_MIN_REMOTE_OVER_LOCAL" "remote over local time"
@@ -232,7 +232,7 @@ CASES
 
 # bats test_tags=gpu,perf
 @test "08: over a direct link, peer copies are ${KIT_MIN_PEER_OVER_STAGED_NVLINK}x the copies staged through the host" {
-    require_gpus 2 alone
+    require_gpus 2
     run_reference_once "$LAB"
     [ "$(kv peer-link)" = nvlink-class ] || skip "GPUs 0 and 1 have no link faster than PCIe (peer-link: $(kv peer-link))"
     assert_at_least "$(kv peer-over-staged)" "$KIT_MIN_PEER_OVER_STAGED_NVLINK" "peer over staged bandwidth"

@@ -293,6 +293,18 @@ mode_note() {
     fi
 }
 
+# lock_mode LAB...: "shared" where no lab here is timed for points (every
+# metric none): such a grading may share the GPU with others that time
+# nothing; else "alone".
+lock_mode() {
+    local l m
+    for l in "$@"; do
+        m=$(conf_get "$l" metric)
+        [ -z "$m" ] || [ "$m" = none ] || { echo alone; return; }
+    done
+    echo shared
+}
+
 # lab_judged LAB: its verdicts come from the kit's judge (its contract does
 # not leave the student's host code driving the GPU; Makefile: JUDGED).
 lab_judged() { ! grep -q KIT_STUDENT_HOST_CODE "$kit_top/common/harness/$1.h"; }
@@ -589,7 +601,7 @@ main() {
                 verdict=SKIP reason=$gpu_reason
             else
                 if [ -z "$held" ]; then
-                    if ! gpu_lock "${gpu_uuid:-gpu0}" "$(conf_get all gpu-wait)"; then
+                    if ! gpu_lock "${gpu_uuid:-gpu0}" "$(conf_get all gpu-wait)" "$(lock_mode "${labs[@]}")"; then
                         gpu_reason="the GPU stayed busy with another grading ${gpu_lock_note:+($gpu_lock_note)}"
                         verdict=SKIP reason=$gpu_reason
                     else

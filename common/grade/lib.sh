@@ -631,7 +631,9 @@ speed_points() {
 # GPU locks: one grading per GPU on this machine, whoever runs it
 # ===========================================================================
 
-# gpu_lock KEY WAIT_S: waits for the GPU's lock and holds it (gpu_lock_fd).
+# gpu_lock KEY WAIT_S [shared]: waits for the GPU's lock and holds it
+# (gpu_lock_fd): alone, or with `shared` beside other holders that time
+# nothing (a grading with no speed to measure; the tests' checks of results).
 # The locks live in a shared, sticky folder (KIT_LOCK_DIR, default
 # /tmp/kit-gpu-locks) where every user may create one; a lock is a flock on
 # a file, so it goes with its holder, whatever way the holder ends.
@@ -663,7 +665,9 @@ gpu_lock() {
     fi
     [ -e "$file" ] || (umask 022 && : >>"$file") 2>/dev/null
     exec {gpu_lock_fd}<"$file" || return 1
-    if ! flock -w "$2" "$gpu_lock_fd"; then
+    local how=-x
+    [ "${3:-}" != shared ] || how=-s
+    if ! flock -w "$2" "$how" "$gpu_lock_fd"; then
         exec {gpu_lock_fd}<&-
         gpu_lock_fd=""
         return 1
