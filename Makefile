@@ -46,8 +46,13 @@ KIT_BUILD ?= build
 # relative to it: make cannot name a target whose path holds a space, and
 # the folder the kit sits in may hold one.
 BUILD := $(patsubst ./%,%,$(subst $(CURDIR)/,,$(KIT_BUILD)))
+# Elsewhere, a path with a space is reached through a link without one.
 ifneq ($(words $(BUILD)),1)
-  $(error the build folder '$(KIT_BUILD)' has a space in its path, which make cannot use: name another, e.g. make KIT_BUILD=/tmp/kit-build)
+  BUILD := $(shell d=/tmp/kit-build-$$(printf '%s' '$(KIT_BUILD)' | cksum | cut -d' ' -f1); \
+	mkdir -p '$(KIT_BUILD)' && ln -sfn '$(KIT_BUILD)' "$$d" && echo "$$d")
+  ifneq ($(words $(BUILD)),1)
+    $(error the build folder '$(KIT_BUILD)' has a space in its path, which make cannot use: name another, e.g. make KIT_BUILD=/tmp/kit-build)
+  endif
 endif
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Builds run JOBS at a time unless you give make -j yourself (make -j8).

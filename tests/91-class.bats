@@ -240,7 +240,7 @@ assert_fixture_verdicts() {
     assert_output --partial "1 submissions NOT GRADED"
     run cat "$out/slurm/task.sh"
     assert_output --partial "export KIT_ARCH=-arch=all-major"
-    assert_output --partial -- "--reference-build $KIT_BUILD"
+    assert_output --partial -- "--reference-build $(printf '%q' "$KIT_BUILD")"
     run cat "$out/class.csv"
     assert_line "ana,,0,20,0,1,0,0,graded"
     assert_line "ben,,0,20,0,1,0,0,graded"
