@@ -304,6 +304,12 @@ def timelines(runs, lab):
     end = max([r["end_ms"] for run in runs for r in run.timeline] or [0.0])
     for run in runs:
         for version, rows in sorted(_timeline_groups(run).items()):
+            # Lab 05's trace records a kernel by its chunk, not its stream
+            # (stream -1): its row is the stream of its chunk's copies.
+            by_chunk = {r.get("chunk"): r["stream"] for r in rows
+                        if r.get("chunk") is not None and int(r["stream"]) >= 0}
+            rows = [dict(r, stream=by_chunk[r.get("chunk")])
+                    if int(r["stream"]) < 0 and r.get("chunk") in by_chunk else r for r in rows]
             if not version:
                 # Lab 05 traces its fastest depth-first run: as many chunks as streams.
                 chunks = run.kv.get("timeline-chunks") or len({int(r["stream"]) for r in rows})
