@@ -112,11 +112,15 @@ echo "peeked at $judge"
 exit 9
 SH
     chmod a+rx "$W/peek.sh"
-    worker_cmd "$W/peek" bash "$W/peek.sh"
+    cp "$EXEC" "$W/exec.sh" && chmod 755 "$W/exec.sh"
+    EXEC="$W/exec.sh" worker_cmd "$W/peek" bash "$W/peek.sh"
     chmod a+r "$W/peek"
     touch "$W/worker.log" && chmod a+rw "$W/worker.log" "$W"
+    # The judge too, where that user reaches it (the build may be in a
+    # folder only root may enter).
+    cp "$JUDGE04" "$W/judge" && chmod 755 "$W/judge"
     run setpriv --reuid=65534 --regid=65534 --clear-groups env KIT_JUDGE_WORKER="$W/peek" \
-        KIT_JUDGE_WORKER_LOG="$W/worker.log" KIT_RESULT_TOKEN=s3cr3t "$JUDGE04" --calculator-only --seed 1
+        KIT_JUDGE_WORKER_LOG="$W/worker.log" KIT_RESULT_TOKEN=s3cr3t "$W/judge" --calculator-only --seed 1
     assert_failure 1
     run cat "$W/worker.log"
     assert_output --partial "peeked at"
