@@ -57,16 +57,6 @@ extern "C" const kit_student_api kit_student_counted = {
     KIT_STUDENT_FUNCTIONS(KIT_STUB_COUNTED)};
 
 #ifdef KIT_STUDENT_KERNELS
-/* The kernels' parameters as the harness passes them: plain pointers. */
-namespace kit_judge_sigs {
-typedef const float *in_floats;
-typedef float *out_floats;
-typedef const unsigned int *in_uints;
-typedef unsigned int *out_uints;
-#define KIT_SIG(name, params) typedef void(*name) params;
-KIT_STUDENT_KERNELS(KIT_SIG)
-#undef KIT_SIG
-} /* namespace kit_judge_sigs */
 
 /* args[i] points at the i-th argument, as cudaLaunchKernel takes them. */
 template <typename... A> static void kit_put_kernel_args(void (*)(A...), kit_writer *w, void **args)
@@ -77,7 +67,7 @@ template <typename... A> static void kit_put_kernel_args(void (*)(A...), kit_wri
 }
 
 #define KIT_PUT(name, params)                                                                      \
-    static void kit_put_##name(kit_writer *w, void **args) { kit_put_kernel_args((kit_judge_sigs::name)0, w, args); }
+    static void kit_put_##name(kit_writer *w, void **args) { kit_put_kernel_args((kit_kernel_sigs::name)0, w, args); }
 KIT_STUDENT_KERNELS(KIT_PUT)
 
 #define KIT_REMOTE_TIMED(name, params) {0, KIT_KERNEL_##name, #name, kit_put_##name, NULL},

@@ -156,15 +156,6 @@ static uint32_t call(const kit_student_api *api, uint32_t fn, kit_reader *r, kit
 /* ---- kernels the harness launches itself -------------------------------------- */
 
 #ifdef KIT_STUDENT_KERNELS
-namespace kit_worker_sigs {
-typedef const float *in_floats;
-typedef float *out_floats;
-typedef const unsigned int *in_uints;
-typedef unsigned int *out_uints;
-#define KIT_SIG(name, params) typedef void(*name) params;
-KIT_STUDENT_KERNELS(KIT_SIG)
-#undef KIT_SIG
-} /* namespace kit_worker_sigs */
 
 template <typename... A, size_t... I>
 static cudaError_t kit_worker_launch(void (*)(A...), const void *fn, dim3 g, dim3 b, unsigned int smem,
@@ -197,7 +188,7 @@ static cudaError_t launch(uint32_t table, uint32_t k, kit_reader *r)
     switch (k) {
 #define KIT_LAUNCH(name, params)                                                                   \
     case KIT_KERNEL_##name:                                                                        \
-        return kit_worker_launch_as((kit_worker_sigs::name)0, fn, dim3(c[0], c[1], c[2]), dim3(c[3], c[4], c[5]), \
+        return kit_worker_launch_as((kit_kernel_sigs::name)0, fn, dim3(c[0], c[1], c[2]), dim3(c[3], c[4], c[5]), \
                                     c[6], r);
         KIT_STUDENT_KERNELS(KIT_LAUNCH)
 #undef KIT_LAUNCH

@@ -63,10 +63,9 @@ typedef struct {
     int nbuf;
     uint32_t next_id;
     const char *waiting_for; /* for messages: the call under way */
-    double worker_ms;        /* time spent waiting for the worker */
 } kit_judge_state;
 
-__attribute__((weak)) kit_judge_state kit_judge = {-1, 0, 0, 0, {{0, 0, 0, 0}}, 0, 1, NULL, 0.0};
+__attribute__((weak)) kit_judge_state kit_judge = {-1, 0, 0, 0, {{0, 0, 0, 0}}, 0, 1, NULL};
 
 /* ---- the worker's end --------------------------------------------------------- */
 

@@ -61,6 +61,19 @@ enum { KIT_STUDENT_KERNELS(KIT_KERNEL_INDEX) KIT_KERNEL_COUNT };
 
 extern "C" const void *const kit_kernels_timed[];
 extern "C" const void *const kit_kernels_counted[];
+
+/* The kernels' types with plain pointers, as the harness passes their
+ * arguments: the grader's judge and worker send them by these
+ * (common/harness/judge.cu, worker.cu): kit_kernel_sigs::heavy, ... */
+namespace kit_kernel_sigs {
+typedef const float *in_floats;
+typedef float *out_floats;
+typedef const unsigned int *in_uints;
+typedef unsigned int *out_uints;
+#define KIT_KERNEL_SIG(name, params) typedef void(*name) params;
+KIT_STUDENT_KERNELS(KIT_KERNEL_SIG)
+#undef KIT_KERNEL_SIG
+} /* namespace kit_kernel_sigs */
 #endif
 
 #endif /* KIT_STUDENT_H */

@@ -21,13 +21,25 @@
 #include "kit_counted.h"
 #include "kit_report.h"
 
+/* Whether two processes can share GPU memory here, and what is wrong with
+ * the set-up, if anything. */
+static void platform_ipc_kv(const kit_platform *p)
+{
+    char problem[640];
+    const char *why;
+    if (kit_platform_ipc(p, &why))
+        kit_kv("ipc", "yes");
+    else
+        kit_kv("ipc", "no (%s)", why);
+    if (kit_platform_problem(p, problem, sizeof problem))
+        kit_kv("platform-problem", "%s", problem);
+}
+
 /* The platform's key: value lines (kit_platform.h); every value on one line. */
 static void platform_kv(void)
 {
     const kit_platform *p = kit_platform_get();
-    char words[512], problem[640];
-    const char *why;
-    int ipc = kit_platform_ipc(p, &why);
+    char words[512];
 
     kit_kv("platform", "%s", kit_platform_name(p));
     kit_kv("platform-words", "%s", kit_platform_words(p, words, sizeof words));
@@ -39,12 +51,7 @@ static void platform_kv(void)
         kit_kv("platform-gpu-driver", "%s", p->kind == KIT_PLATFORM_WSL1 ? "none" : "linux");
     kit_kv("platform-wsl-libcuda", "%s", p->wsl_libcuda[0] ? p->wsl_libcuda : "none");
     kit_kv("platform-dxg", "%s", p->dxg ? "yes" : "no");
-    if (ipc)
-        kit_kv("ipc", "yes");
-    else
-        kit_kv("ipc", "no (%s)", why);
-    if (kit_platform_problem(p, problem, sizeof problem))
-        kit_kv("platform-problem", "%s", problem);
+    platform_ipc_kv(p);
     if (p->root[0])
         kit_kv("platform-test-root", "%s", p->root);
 }
@@ -109,16 +116,8 @@ int main(int argc, char **argv)
     {
         /* The platform's other facts (kit_kv_device gave `platform:`). */
         const kit_platform *p = kit_platform_get();
-        char problem[640];
-        const char *why;
-        int ipc = kit_platform_ipc(p, &why);
         kit_kv("platform-kernel", "%s", p->release[0] ? p->release : "unknown");
-        if (ipc)
-        kit_kv("ipc", "yes");
-    else
-        kit_kv("ipc", "no (%s)", why);
-        if (kit_platform_problem(p, problem, sizeof problem))
-            kit_kv("platform-problem", "%s", problem);
+        platform_ipc_kv(p);
     }
     return KIT_EXIT_PASS;
 }
