@@ -73,6 +73,18 @@ EOF
     grep -q '"wrong-elements-%s"' "$KIT_ROOT/common/lib/kit_row.h" || fail "kit_row.h: no wrong-elements-ROW key"
 }
 
+@test "grading.conf: the timed runs' --focus reaches every lab whose speed is graded (its --help lists it)" {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    grep -q -- '--focus \$focus' "$KIT_ROOT/common/grade/grade.sh" || fail "grade.sh: timed runs without --focus"
+    for lab in $LABS; do
+        [ "$(conf_get "$lab" metric)" != none ] || continue
+        run "$(ref_program "$lab")" --help
+        assert_success
+        assert_output --partial "--focus KEY"
+    done
+}
+
 @test "text rules: the references and skeletons keep them; each trick is refused with its reason" {
     grade_lib
     conf_load "$KIT_ROOT/common/grade/grading.conf"

@@ -39,6 +39,9 @@ assert_references_pass() {
     { echo "$output"; echo "graded in $SECONDS s"; cat "$BATS_TEST_TMPDIR/report-1/report.txt"; } >"$KIT_BUILD/check-references.txt"
     mapfile -t labs < <(kit_labs)
     assert_references_pass "$BATS_TEST_TMPDIR/report-1" "${labs[@]}"
+    # Each timed run times the graded row until steady, the others once.
+    run grep -c -- "--matrix 8192 --focus row-sums-coalesced$" "$BATS_TEST_TMPDIR/report-1/report.txt"
+    assert_output 4
 
     # Again (new draws), with compute-sanitizer first where the toolkit has
     # it: the same verdicts, points within 1.

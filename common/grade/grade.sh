@@ -347,7 +347,7 @@ metric_of() {
 # grade_runs LAB: sets verdict, reason, points, ratio of a built lab.
 grade_runs() {
     local lab=$1 name=${1#*-} prog ref args i p who value refs=() mine=() t_ref t_mine
-    local max full zero share slow mincc
+    local max full zero share slow mincc focus
     dir="$work/labs/$lab" runs=0
     prog="$dir/build/$name"
     ref="$ref_build/solutions/$lab/$name"
@@ -398,9 +398,13 @@ grade_runs() {
         return
     fi
     # Speed: the reference and the student in turn (ABBA), same options.
+    # Each timed run times the metric's row until steady and runs every
+    # other row once (--focus): the drawn runs checked them already.
+    focus=${metric_row:-}
+    if [ -z "$focus" ] && [[ $metric =~ ^time-(.+)-ms$ ]]; then focus=${BASH_REMATCH[1]}; fi
     for ((p = 1; p <= $(conf_get "$lab" perf-pairs); p++)); do
         expand_args "$(conf_get "$lab" perf-args)"
-        args=$drawn
+        args="$drawn${focus:+ --focus $focus}"
         for who in $([ $((p % 2)) = 1 ] && echo "reference student" || echo "student reference"); do
             if [ "$who" = reference ]; then
                 run_one reference "$ref" "$args"

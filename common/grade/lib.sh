@@ -673,7 +673,7 @@ gpu_lock() {
         return 1
     fi
     # KIT_LOCK_LOG (the test suite's): when the GPU was held, and by whom.
-    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold grade.sh $$" >>"$KIT_LOCK_LOG"
+    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold grade.sh $$ $how ${BATS_TEST_NAME:-}" >>"$KIT_LOCK_LOG"
 }
 
 gpu_unlock() {

@@ -870,6 +870,7 @@ int main(int argc, char **argv)
          "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
          NULL},
         {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
+        KIT_FOCUS_OPTION,
         {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
         {"--device", KIT_OPT_INT, &c.device, "D", "which GPU to use", 0, 63, NULL},
         {"--streams", KIT_OPT_INT, &only, "N",

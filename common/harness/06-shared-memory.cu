@@ -366,6 +366,7 @@ int main(int argc, char **argv)
         {"--reps", KIT_OPT_INT, &c.reps, "R", "timed runs of each kernel (default: until the median is steady)", 1,
          1000, NULL},
         {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
+        KIT_FOCUS_OPTION,
         {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
         {"--device", KIT_OPT_INT, &c.device, "D", "which GPU to use", 0, 63, NULL},
     };

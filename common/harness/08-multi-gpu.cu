@@ -790,7 +790,8 @@ static void measure_vec(vec_run *r, kit_row *row, int ngpus, int nstreams, const
         vec_check(r);
         row->wrong = r->last_wrong;
         if (row->wrong == 0 && r->early == 0 && r->left_errors == 0) {
-            row->t = measure_wall(&w, policy);
+            const kit_policy focus = kit_policy_for(policy, row->key);
+            row->t = measure_wall(&w, &focus);
             row->timed = 1;
         }
     }
@@ -1041,7 +1042,8 @@ static void measure_peer(peer_t *p, enum peer_what what, kit_row *row, const kit
     peer_once(p); /* warms up: a first peer copy maps the other GPU's memory */
     row->wrong = peer_check(p);
     if (row->wrong == 0) {
-        row->t = measure_wall(&w, policy);
+        const kit_policy focus = kit_policy_for(policy, row->key);
+        row->t = measure_wall(&w, &focus);
         row->timed = 1;
     }
 }
@@ -1223,6 +1225,7 @@ int main(int argc, char **argv)
          "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
          NULL},
         {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
+        KIT_FOCUS_OPTION,
         {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the tables as CSV ('-': stdout)", 0, 0, NULL},
         {"--selftest", KIT_OPT_FLAG, &selftest, NULL,
          "run the kit's own wrong versions through the checks instead (for the kit's tests)", 0, 0, NULL},

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "kit_args.h"
 #include "kit_device.h"
 
 /* The grader's result channel; fd -1: none. Weak: one for the program. */
@@ -202,6 +203,9 @@ static inline void kit_csv_close(FILE *f)
  * grader's channel, if there is one, with its token. */
 static inline int kit_finish(int pass)
 {
+    if (kit_focus && !kit_focus_seen)
+        kit_die(KIT_EXIT_USAGE, "--focus %s: no row of that key was timed (the keys are those of the "
+                                "time-KEY-ms lines)", kit_focus);
     fflush(stderr);
     kit_kv("result", pass ? "PASS" : "FAIL");
     fflush(stdout);

@@ -89,8 +89,9 @@ static inline void kit_row_name(kit_row *row, const char *key, const char *todo,
     row->wrong = -1;
 }
 
-static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const kit_policy *p)
+static inline void kit_row_measure(kit_row *row, const kit_row_work *w, const kit_policy *policy)
 {
+    const kit_policy focus = kit_policy_for(policy, row->key), *p = &focus;
     kit_work timed = {NULL, NULL, NULL, NULL, 0.0f, 0};
     kit_timer t;
     float first;

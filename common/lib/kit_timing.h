@@ -14,6 +14,7 @@
 
 #include <time.h>
 
+#include "kit_args.h"
 #include "kit_check.h"
 
 typedef struct {
@@ -114,6 +115,20 @@ static inline kit_policy kit_policy_default(int reps)
     p.max_ms = 500.0;
     p.noise = 0.02;
     return p;
+}
+
+/* The policy for the row KEY: p, or one timed run where --focus names
+ * another row. */
+static inline kit_policy kit_policy_for(const kit_policy *p, const char *key)
+{
+    kit_policy q = *p;
+    if (kit_focus && key) {
+        if (strcmp(kit_focus, key) == 0)
+            kit_focus_seen = 1;
+        else
+            q.reps = 1;
+    }
+    return q;
 }
 
 /* What kit_measure times. */
