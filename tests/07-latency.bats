@@ -143,6 +143,20 @@ CASES
         'BEGIN { print l * b }')" "a > 0.97 * b && a < 1.03 * b" || fail "bytes in flight is not latency x bandwidth"
 }
 
+# skip_unless_sms_can_fill_memory: after a run of the reference, skips
+# the test where Little's law, on the latency and bandwidth this run
+# measured, needs more than KIT_MAX_KNEE_FACTOR times the warps an SM
+# holds: there the SMs cannot keep the memory busy (a share of a large GPU
+# under CUDA MPS keeps the whole GPU's memory), so the knee cannot come
+# within that factor of the law, and ILP against TLP measures the SM's
+# limits, not the memory's latency. (A whole H100 needs 61 of its 64.)
+skip_unless_sms_can_fill_memory() {
+    local need max
+    need=$(kv expected-little-warps-per-sm) max=$(kv max-warps-per-sm)
+    awk -v n="$need" -v m="$max" -v f="$KIT_MAX_KNEE_FACTOR" 'BEGIN { exit !(n > f * m) }' || return 0
+    skip "Little's law needs $need warps per SM here (latency x bandwidth, as measured), over ${KIT_MAX_KNEE_FACTOR}x the $max an SM holds: these $(kv sms) SMs cannot keep this memory busy"
+}
+
 # bats test_tags=gpu,perf
 @test "07: bandwidth rises with the warps per SM and flattens near Little's law" {
     require_gpu
@@ -158,6 +172,7 @@ CASES
     done
     # One warp per SM is latency-bound: far below the best.
     holds "$(kv bandwidth-occ-1-gbs)" "$best" "a < 0.5 * b" || fail "1 warp per SM already streams near the best"
+    skip_unless_sms_can_fill_memory
     holds "$(kv knee-over-prediction)" "$KIT_MAX_KNEE_FACTOR" "a >= 1 / b && a <= b" ||
         fail "knee at $(kv occupancy-knee-warps) warps per SM, Little's law $(kv expected-little-warps-per-sm)"
 }
@@ -166,11 +181,12 @@ CASES
 @test "07: ILP: ${KIT_MIN_ILP_FRACTION_OF_TLP} of full-occupancy TLP with 8 warps per SM" {
     require_gpu
     run_reference_once "$LAB"
-    assert_at_least "$(kv ilp-best-over-tlp-full)" "$KIT_MIN_ILP_FRACTION_OF_TLP" "sum_ilp at 8 warps over sum_tlp full"
     assert_at_least "$(kv ilp-16-over-1)" 2 "16 loads per thread over 1"
     # The loads stay coalesced: one segment per request, each element once.
     assert_equal "$(kv segments-per-request-ilp-16)" 1.0000
     assert_equal "$(kv lanes-per-request-ilp-16)" 32.0000
+    skip_unless_sms_can_fill_memory
+    assert_at_least "$(kv ilp-best-over-tlp-full)" "$KIT_MIN_ILP_FRACTION_OF_TLP" "sum_ilp at 8 warps over sum_tlp full"
 }
 
 # bats test_tags=gpu,perf

@@ -22,13 +22,17 @@ source "$BATS_TEST_DIRNAME/platform.bash"
 # kit was developed on; the handouts give the figures measured there.
 # ---------------------------------------------------------------------------
 
-# Lab 01: the random kernel's time over the coalesced kernel's, default size.
-KIT_MIN_SPEEDUP_COALESCING=10
-# ...and on Hopper (compute capability 9.x), where the course's 52x must show.
-KIT_MIN_SPEEDUP_COALESCING_HOPPER=50
+# Lab 01: the random kernel's time over the coalesced kernel's, default size,
+# is at least the sectors its loads fetch over the coalesced loads' (counted
+# in the run: 32 against 4), none of them from the L2 (the arrays are
+# several times its size); DRAM serves scattered sectors slower than a
+# stream, so the measured factor is higher (25x on 12 SMs of an H100 under
+# MPS, 47x on an H200, 56x on an H100).
 # Lab 01: random access must touch nearly a segment per lane.
 KIT_MIN_SEGMENTS_RANDOM=28
-# Lab 01: a one-pass vector add against cudaMemcpy device to device.
+# Lab 01: a one-pass vector add against the kit's copy kernel of the same
+# shape on the same SMs (cudaMemcpy may use the copy engines, which a share
+# of the GPU under CUDA MPS leaves whole).
 KIT_MIN_STREAM_FRACTION_OF_COPY=0.5
 # Lab 01: row sums with coalesced reads against one thread per row.
 KIT_MIN_SPEEDUP_ROW_SUMS=2
