@@ -76,7 +76,7 @@ EOF
 @test "grading.conf: the timed runs' --focus reaches every lab whose speed is graded (its --help lists it)" {
     grade_lib
     conf_load "$KIT_ROOT/common/grade/grading.conf"
-    grep -q -- '--focus \$focus' "$KIT_ROOT/common/grade/grade.sh" || fail "grade.sh: timed runs without --focus"
+    grep -q -- '--focus \$metric_row' "$KIT_ROOT/common/grade/grade.sh" || fail "grade.sh: timed runs without --focus"
     for lab in $LABS; do
         [ "$(conf_get "$lab" metric)" != none ] || continue
         run "$(ref_program "$lab")" --help

@@ -337,7 +337,6 @@ metric_of() {
     local key value
     value=${chan[$metric]:-}
     key=${metric_row:-}
-    if [ -z "$key" ] && [[ $metric =~ ^time-(.+)-ms$ ]]; then key=${BASH_REMATCH[1]}; fi
     if [ -n "$key" ] && { [ "${chan[bad-timed-runs-$key]:-x}" != 0 ] || [ "${chan[wrong-elements-$key]:-x}" != 0 ]; }; then
         value=""
     fi
@@ -347,7 +346,7 @@ metric_of() {
 # grade_runs LAB: sets verdict, reason, points, ratio of a built lab.
 grade_runs() {
     local lab=$1 name=${1#*-} prog ref args i p who value refs=() mine=() t_ref t_mine
-    local max full zero share slow mincc focus
+    local max full zero share slow mincc
     dir="$work/labs/$lab" runs=0
     prog="$dir/build/$name"
     ref="$ref_build/solutions/$lab/$name"
@@ -356,6 +355,8 @@ grade_runs() {
     cap=$(conf_get "$lab" output-limit)
     mem=$(conf_get "$lab" memory-limit)
     metric=$(conf_get "$lab" metric) metric_row=$(conf_get "$lab" metric-row)
+    # The row the metric times: metric-row, or KEY of time-KEY-ms.
+    if [ -z "$metric_row" ] && [[ $metric =~ ^time-(.+)-ms$ ]]; then metric_row=${BASH_REMATCH[1]}; fi
     verdict=FAIL points=0 ratio=""
     rng_seed $((grading_seed * 100 + 10#${lab%%-*}))
     log "== $lab"
@@ -400,11 +401,9 @@ grade_runs() {
     # Speed: the reference and the student in turn (ABBA), same options.
     # Each timed run times the metric's row until steady and runs every
     # other row once (--focus): the drawn runs checked them already.
-    focus=${metric_row:-}
-    if [ -z "$focus" ] && [[ $metric =~ ^time-(.+)-ms$ ]]; then focus=${BASH_REMATCH[1]}; fi
     for ((p = 1; p <= $(conf_get "$lab" perf-pairs); p++)); do
         expand_args "$(conf_get "$lab" perf-args)"
-        args="$drawn${focus:+ --focus $focus}"
+        args="$drawn${metric_row:+ --focus $metric_row}"
         for who in $([ $((p % 2)) = 1 ] && echo "reference student" || echo "student reference"); do
             if [ "$who" = reference ]; then
                 run_one reference "$ref" "$args"

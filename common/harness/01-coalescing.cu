@@ -190,6 +190,20 @@ static void copy_by_kernel(void *p)
     copy_kernel<<<(v->n + 255) / 256, 256>>>(v->dA, v->dC, v->n);
 }
 
+/* A row of the kit's own work, which has nothing to check: a warm-up, then
+ * timed as the policy (and --focus) says. */
+static void measure_kit(kit_row *row, void (*run)(void *), vec_run *r, const kit_policy *policy)
+{
+    kit_work w = {NULL, run, NULL, r, 0.0f, 0};
+    const kit_policy p = kit_policy_for(policy, row->key);
+    run(r);
+    KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaDeviceSynchronize());
+    row->t = kit_measure(&w, &p);
+    row->timed = 1;
+    row->wrong = 0;
+}
+
 /* ---- Part 2: the matrix --------------------------------------------------- */
 
 enum sums { ROWS, COLUMNS, ROWS_COALESCED };
@@ -451,24 +465,9 @@ int main(int argc, char **argv)
     kit_row_name(&stream, "stream", "TODO(1) and TODO(3)", "full_coalesced_access, 1 iteration");
     measure_vec(&r, &stream, &policy, 0);
     kit_row_name(&copy, "copy", NULL, "cudaMemcpy device to device");
-    {
-        kit_work w = {NULL, copy_d2d, NULL, &r, 0.0f, 0};
-        kit_policy focus = kit_policy_for(&policy, copy.key);
-        copy_d2d(&r); /* warm-up */
-        copy.t = kit_measure(&w, &focus);
-        copy.timed = 1;
-        copy.wrong = 0;
-    }
+    measure_kit(&copy, copy_d2d, &r, &policy);
     kit_row_name(&copy_k, "copy-kernel", NULL, "copy kernel (kit)");
-    {
-        kit_work w = {NULL, copy_by_kernel, NULL, &r, 0.0f, 0};
-        kit_policy focus = kit_policy_for(&policy, copy_k.key);
-        copy_by_kernel(&r); /* warm-up */
-        KIT_CHECK_LAUNCH();
-        copy_k.t = kit_measure(&w, &focus);
-        copy_k.timed = 1;
-        copy_k.wrong = 0;
-    }
+    measure_kit(&copy_k, copy_by_kernel, &r, &policy);
     kit_vecadd_teardown(&v);
 
     /* Part 2: row and column sums. */
