@@ -144,3 +144,22 @@ SH
     run pgrep -f "sleep 30(19|20)"
     assert_failure
 }
+
+# bats test_tags=gpu
+@test "judge: the worker's kernels start after the judge's own work is done, however late the GPU runs it" {
+    require_gpu
+    # The two processes' streams are not ordered with each other: Lab 03's
+    # partition (the worker's) indexes with the class starts that the
+    # judge's kernels have just written over the kit's poison. With 3 ms of
+    # GPU work put before the judge's own work after each answer
+    # (KIT_JUDGE_TEST_DELAY_US, as a GPU busy with other processes delays
+    # it), a judge that did not wait for its own work let the worker's
+    # kernel index with the poison: an illegal address.
+    worker_cmd "$W/ref" "$KIT_BUILD/solutions/03-divergence/worker"
+    run env KIT_JUDGE_TEST_DELAY_US=3000 KIT_JUDGE_WORKER="$W/ref" KIT_JUDGE_WORKER_LOG="$W/worker.log" \
+        KIT_JUDGE_MODULE_TIMED="$KIT_BUILD/solutions/03-divergence/timed.fatbin" \
+        KIT_JUDGE_MODULE_COUNTED="$KIT_BUILD/solutions/03-divergence/counted.fatbin" \
+        "$KIT_BUILD/judge/03-divergence/judge" --size 1000003 --seed "$RANDOM" --work 64 --reps 2
+    assert_success
+    assert_line "result: PASS"
+}

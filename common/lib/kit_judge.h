@@ -63,9 +63,10 @@ typedef struct {
     int nbuf;
     uint32_t next_id;
     const char *waiting_for; /* for messages: the call under way */
+    int gpu;                 /* the judge uses a GPU, and so does its worker */
 } kit_judge_state;
 
-__attribute__((weak)) kit_judge_state kit_judge = {-1, 0, 0, 0, {{0, 0, 0, 0}}, 0, 1, NULL};
+__attribute__((weak)) kit_judge_state kit_judge = {-1, 0, 0, 0, {{0, 0, 0, 0}}, 0, 1, NULL, 0};
 
 /* ---- the worker's end --------------------------------------------------------- */
 
@@ -315,6 +316,7 @@ static inline void kit_judge_start(void)
     /* The worker's GPU is the judge's; a judge that uses none (a part that
      * runs on the CPU alone) has its worker use none either. */
     if (cudaGetDevice(&dev) == cudaSuccess) {
+        kit_judge.gpu = 1;
         kit_judge.waiting_for = "the worker's choice of GPU";
         if (kit_msg_send(kit_judge.fd, KIT_MSG_DEVICE, (uint32_t)dev, 0, NULL, 0) != 0)
             kit_judge_worker_lost(0);
@@ -412,6 +414,46 @@ static inline kit_wire_ptr kit_judge_wire(const void *p)
     return w;
 }
 
+/* A fault for the kit's tests (tests/96-judge.bats): KIT_JUDGE_TEST_DELAY_US
+ * = N puts N microseconds of GPU work before the judge's own work after each
+ * answer of the worker, as a GPU busy with other processes delays it: the
+ * judge's next copy or kernel then lands long after the worker could start.
+ * Grading never sets it (it only makes the judge slower). */
+static __global__ void kit_judge_spin_kernel(unsigned long long ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < ns);
+}
+
+static inline void kit_judge_test_delay(void)
+{
+    static long us = -1;
+    if (us < 0) {
+        const char *e = getenv("KIT_JUDGE_TEST_DELAY_US");
+        us = e ? atol(e) : 0;
+    }
+    if (us > 0 && kit_judge.gpu) {
+        kit_judge_spin_kernel<<<1, 1>>>((unsigned long long)us * 1000ull);
+        KIT_CHECK_LAUNCH();
+    }
+}
+
+/* Before the worker runs anything: the judge's own GPU work done. Two
+ * processes' streams are not ordered with each other, so without this the
+ * worker's kernel could start before the judge's copy or kernel that
+ * prepares its input had ended (a cudaMemcpy from pageable memory may
+ * return before its copy lands), and read or index with stale data. The
+ * worker, for its part, ends its work before it answers. */
+static inline void kit_judge_drain(void)
+{
+    kit_judge_start();
+    if (kit_judge.gpu)
+        KIT_CHECK(cudaDeviceSynchronize());
+}
+
 /* ---- arguments ----------------------------------------------------------------- */
 
 /* A struct handed by its address: its bytes (overloads for structs that
@@ -456,12 +498,13 @@ template <typename R, typename... A> static inline R kit_judge_call(int table, i
     (kit_judge_put_arg(&w, args), ...);
     if (!w.ok)
         kit_die(KIT_EXIT_FAIL, "the kit's judge: the arguments of %s do not fit a message", name);
-    kit_judge_start();
+    kit_judge_drain();
     snprintf(what, sizeof what, "%s%s", name, table ? " (its counting build)" : "");
     kit_judge.waiting_for = what;
     if (kit_msg_send(kit_judge.fd, KIT_MSG_CALL, (uint32_t)table, (uint32_t)fn, out, w.len) != 0)
         kit_judge_worker_lost(0);
     kit_judge_expect_return(&in);
+    kit_judge_test_delay();
     r.p = in.payload;
     r.len = in.h.len;
     r.at = 0;
@@ -695,12 +738,13 @@ static inline cudaError_t kit_judge_launch_kernel(const void *f, dim3 grid, dim3
     k->put_args(&w, args);
     if (!w.ok)
         kit_die(KIT_EXIT_FAIL, "the kit's judge: the arguments of %s do not fit a message", k->name);
-    kit_judge_start();
+    kit_judge_drain();
     snprintf(what, sizeof what, "the student's kernel %s%s", k->name, k->table ? " (its counting build)" : "");
     kit_judge.waiting_for = what;
     if (kit_msg_send(kit_judge.fd, KIT_MSG_LAUNCH, (uint32_t)k->table, (uint32_t)k->index, out, w.len) != 0)
         kit_judge_worker_lost(0);
     kit_judge_expect_return(&m);
+    kit_judge_test_delay();
     return cudaSuccess;
 }
 
