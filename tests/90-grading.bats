@@ -2,7 +2,7 @@
 # make check: one student's copy. The grader's parts (text rules, object
 # checks, the sandbox, the result channel, drawn sizes, verdicts, points,
 # reports) run without a GPU; the verdicts that need a program to run need
-# one. The fixtures' verdicts are asserted in 91-class.bats.
+# one. The fixtures' verdicts are asserted in 91-class-fixtures.bats.
 
 setup() {
     load test_helper
@@ -219,6 +219,80 @@ EOF
     [ "$(speed_points 9 20 0.5 1.25 3.0)" = 10 ]
     mid=$(speed_points 1.9365 20 0.5 1.25 3.0)
     [ "$mid" = 15 ] || fail "halfway in log(ratio): $mid, not 15"
+}
+
+# holder ROLE MODE [WAIT]: in the background, holds the lock of folder $d
+# as MODE (gpu-hold.sh), writes ROLE's "got" or "gave up" with the time
+# into $d/log, and keeps it until $d/ROLE.go exists (20 s at most).
+holder() {
+    (
+        source "$KIT_ROOT/common/grade/gpu-hold.sh"
+        gpu_hold_open "$d/gpu.lock" "$d/gpu.gate"
+        if gpu_hold "$2" "${3:-}"; then echo "$1 got $(date +%s%N)" >>"$d/log"; else echo "$1 gave-up" >>"$d/log"; exit 0; fi
+        for ((i = 0; i < 1000; i++)); do [ -e "$d/$1.go" ] && break; sleep 0.02; done
+        echo "$1 let-go $(date +%s%N)" >>"$d/log"
+    ) 3>&- &
+}
+# wait_for_line TEXT: until $d/log holds TEXT (10 s at most).
+wait_for_line() {
+    local i
+    for ((i = 0; i < 500; i++)); do grep -q "$1" "$d/log" 2>/dev/null && return 0; sleep 0.02; done
+    fail "no '$1' in: $(cat "$d/log" 2>/dev/null)"
+}
+
+@test "GPU lock: a timing waits for the checks already running, none that come after; two holders that both want the GPU alone take turns" {
+    d="$BATS_TEST_TMPDIR/locks"
+    mkdir -p "$d"
+    # Positive control: shared holders come in beside each other.
+    holder a -s
+    wait_for_line "a got"
+    holder r0 -s 2
+    wait_for_line "r0 got"
+    touch "$d/r0.go"
+    # A timing waits for a; meanwhile a new shared holder is kept out.
+    holder w -x
+    for ((i = 0; i < 250; i++)); do flock -n -s "$d/gpu.gate" true || break; sleep 0.02; done
+    ! flock -n -s "$d/gpu.gate" true || fail "the timing's wait did not close the gate"
+    holder r1 -s 1
+    wait_for_line "r1 gave-up"
+    ! grep -q "w got" "$d/log" || fail "the timing ran beside a: $(cat "$d/log")"
+    touch "$d/a.go"
+    wait_for_line "w got"
+    holder r2 -s
+    sleep 0.3
+    ! grep -q "r2 got" "$d/log" || fail "a shared holder ran beside the timing"
+    touch "$d/w.go"
+    wait_for_line "r2 got"
+    touch "$d/r2.go"
+    wait
+
+    # Two shared holders that both go alone: each in turn, neither stuck.
+    rm -f "$d/log" "$d"/*.go
+    (
+        source "$KIT_ROOT/common/grade/gpu-hold.sh"
+        gpu_hold_open "$d/gpu.lock" "$d/gpu.gate"
+        gpu_hold -s && echo "b shared" >>"$d/log"
+        for ((i = 0; i < 500; i++)); do grep -q "c shared" "$d/log" && break; sleep 0.02; done
+        gpu_hold -x 10 && echo "b alone $(date +%s%N)" >>"$d/log" && sleep 0.3 && echo "b done $(date +%s%N)" >>"$d/log"
+        gpu_hold -s 10 && echo "b back $(date +%s%N)" >>"$d/log"
+    ) 3>&- &
+    (
+        source "$KIT_ROOT/common/grade/gpu-hold.sh"
+        gpu_hold_open "$d/gpu.lock" "$d/gpu.gate"
+        gpu_hold -s && echo "c shared" >>"$d/log"
+        for ((i = 0; i < 500; i++)); do grep -q "b shared" "$d/log" && break; sleep 0.02; done
+        gpu_hold -x 10 && echo "c alone $(date +%s%N)" >>"$d/log" && sleep 0.3 && echo "c done $(date +%s%N)" >>"$d/log"
+        gpu_hold -s 10 && echo "c back $(date +%s%N)" >>"$d/log"
+    ) 3>&- &
+    wait
+    run cat "$d/log"
+    assert_line --regexp '^b alone '
+    assert_line --regexp '^c alone '
+    assert_line --regexp '^b back '
+    assert_line --regexp '^c back '
+    # Alone means alone: one "alone ... done" span ends before the other starts.
+    awk '$2 == "alone" { s[$1] = $3 } $2 == "done" { e[$1] = $3 }
+         END { exit !(e["b"] <= s["c"] || e["c"] <= s["b"]) }' "$d/log" || fail "both alone at once: $output"
 }
 
 @test "judge: the verdict comes from the result channel, never from stdout" {

@@ -149,29 +149,49 @@ require_gpu_unlocked() {
     skip "no usable GPU: ${out%%. *}"
 }
 
-# The GPU's lock: the grader's own (common/grade/lib.sh: gpu_lock, a flock
-# on KIT_LOCK_DIR/gpu-UUID.lock), which tests/run.sh points at a folder of
+# The GPU's lock: the grader's own (common/grade/gpu-hold.sh, flocks in
+# KIT_LOCK_DIR named for the GPU), which tests/run.sh points at a folder of
 # the suite's. Tests whose figures are only results and counts hold it
 # shared, side by side; a test whose figures are times holds it alone, as
-# the grader does while it runs programs; so nothing else runs on the GPU
-# while anything is timed. The lock goes with the test's process. Outside
+# the grader does for its timed runs; so nothing else runs on the GPU while
+# anything is timed. The lock goes with the test's process. Outside
 # tests/run.sh (no KIT_LOCK_DIR) nothing runs beside a test: no lock.
-kit_gpu_lock_fd="" kit_gpu_lock_mode=""
+# shellcheck source=common/grade/gpu-hold.sh
+source "$KIT_ROOT/common/grade/gpu-hold.sh"
 kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
-    local uuid key file
+    local uuid key
     [ -n "${KIT_LOCK_DIR:-}" ] || return 0
-    kit_gpu_lock_mode=$1
-    [ "$1" != -u ] || { [ -z "$kit_gpu_lock_fd" ] || flock -u "$kit_gpu_lock_fd"; return 0; }
-    if [ -z "$kit_gpu_lock_fd" ]; then
+    if [ -z "$gpu_lock_fd" ]; then
         uuid=$("$KIT_BUILD/bin/kit-query" 2>/dev/null | sed -n 's/^uuid: //p')
         key=$(printf '%s' "${uuid:-gpu0}" | tr -c 'A-Za-z0-9._-' _)
-        file="$KIT_LOCK_DIR/gpu-$key.lock"
-        [ -e "$file" ] || (umask 022 && : >>"$file")
-        exec {kit_gpu_lock_fd}<"$file"
+        gpu_hold_open "$KIT_LOCK_DIR/gpu-$key.lock" "$KIT_LOCK_DIR/gpu-$key.gate"
     fi
-    flock "$1" "$kit_gpu_lock_fd"
-    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold$1 $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"
+    [ "$1" = -u ] || [ -z "${KIT_LOCK_LOG:-}" ] ||
+        echo "$(date +%s.%N) want$1 $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"
+    gpu_hold "$1"
+    [ "$1" = -u ] || [ -z "${KIT_LOCK_LOG:-}" ] ||
+        echo "$(date +%s.%N) hold$1 $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"
 }
+
+# kit_gpu_release: at a test's end, lets the GPU go (in the hold log, so
+# that it says how long each test held it): after the file's own teardown,
+# which this wraps.
+kit_gpu_release() {
+    [ -n "$gpu_held" ] || return 0
+    gpu_hold -u
+    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) free $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"
+}
+if ! declare -f teardown | grep -q kit_gpu_release; then
+    if declare -F teardown >/dev/null; then
+        eval "kit_file_teardown() $(declare -f teardown | tail -n +2)"
+    else
+        kit_file_teardown() { :; }
+    fi
+    teardown() {
+        kit_file_teardown
+        kit_gpu_release
+    }
+fi
 
 # require_gpu: a usable GPU, held with the tests that only check results.
 require_gpu() {
@@ -257,7 +277,7 @@ run_reference_once() {
     cache="$BATS_FILE_TMPDIR/ref-$(echo "$lab $*" | tr -c 'A-Za-z0-9' _)"
     if [ ! -f "$cache.status" ]; then
         # Its times are the file's figures: the GPU alone while it runs.
-        local held=${kit_gpu_lock_mode:--u}
+        local held=${gpu_held:--u}
         kit_gpu_lock -x
         start=$(date +%s%N)
         "$(ref_program "$lab")" "$@" >"$cache.out" 2>&1

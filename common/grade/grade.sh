@@ -209,7 +209,7 @@ run_one() {
                 KIT_JUDGE_WORKER_LOG="$rd/worker.log" KIT_JUDGE_MODULE_TIMED="$modules/timed.fatbin" \
                 KIT_JUDGE_MODULE_COUNTED="$modules/counted.fatbin" \
                 timeout -k 5 "$wall" "$ref_build/judge/$lab/judge" $args
-        ) </dev/null >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
+        ) </dev/null >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&- {gpu_gate_fd}<&-
         run_rc=$?
     else
         if [ "$mode" = sanitize ]; then
@@ -219,7 +219,7 @@ run_one() {
         # shellcheck disable=SC2206
         cmd+=("$prog" $args)
         sandboxed "$wall" "$cpu" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
-            >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&-
+            >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&- {gpu_gate_fd}<&-
     fi
     exec {rfd}>&-
     sb_extra=()
@@ -296,15 +296,6 @@ mode_note() {
 # lock_mode LAB...: "shared" where no lab here is timed for points (every
 # metric none): such a grading may share the GPU with others that time
 # nothing; else "alone".
-lock_mode() {
-    local l m
-    for l in "$@"; do
-        m=$(conf_get "$l" metric)
-        [ -z "$m" ] || [ "$m" = none ] || { echo alone; return; }
-    done
-    echo shared
-}
-
 # lab_judged LAB: its verdicts come from the kit's judge (its contract does
 # not leave the student's host code driving the GPU; Makefile: JUDGED).
 lab_judged() { ! grep -q KIT_STUDENT_HOST_CODE "$kit_top/common/harness/$1.h"; }
@@ -343,11 +334,11 @@ metric_of() {
     [[ $value =~ ^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]] && printf '%s' "$value"
 }
 
-# grade_runs LAB: sets verdict, reason, points, ratio of a built lab.
-grade_runs() {
-    local lab=$1 name=${1#*-} prog ref args i p who value refs=() mine=() t_ref t_mine
-    local max full zero share slow mincc
-    dir="$work/labs/$lab" runs=0
+# lab_setup LAB: the settings of a built lab's runs (run_one's and
+# judged's globals, and these), its run count kept from its checked runs.
+lab_setup() {
+    lab=$1 name=${1#*-}
+    dir="$work/labs/$lab" runs=${lab_runs[$lab]:-0}
     prog="$dir/build/$name"
     ref="$ref_build/solutions/$lab/$name"
     max=$(conf_get "$lab" points)
@@ -357,7 +348,15 @@ grade_runs() {
     metric=$(conf_get "$lab" metric) metric_row=$(conf_get "$lab" metric-row)
     # The row the metric times: metric-row, or KEY of time-KEY-ms.
     if [ -z "$metric_row" ] && [[ $metric =~ ^time-(.+)-ms$ ]]; then metric_row=${BASH_REMATCH[1]}; fi
-    verdict=FAIL points=0 ratio=""
+}
+
+# grade_checks LAB: the checked runs of a built lab (the GPU shared): sets
+# verdict, reason, points; speed=yes where its speed is still to be timed
+# (grade_speed, with every lab's timed runs, the GPU alone).
+grade_checks() {
+    local lab name prog ref args i max mincc
+    lab_setup "$1"
+    verdict=FAIL points=0 ratio="" speed=""
     rng_seed $((grading_seed * 100 + 10#${lab%%-*}))
     log "== $lab"
     mincc=$(conf_get "$lab" min-compute-capability)
@@ -366,6 +365,11 @@ grade_runs() {
         return
     fi
 
+    # The checked runs share the GPU (a lab before may have left it alone).
+    if ! gpu_shared; then
+        verdict=SKIP reason="the GPU stayed busy with another grading${gpu_lock_note:+ ($gpu_lock_note)}"
+        return
+    fi
     if [ "$sanitize" = 1 ]; then
         expand_args "$(conf_get "$lab" sanitize-args)"
         args=$drawn
@@ -398,9 +402,22 @@ grade_runs() {
         points=$max
         return
     fi
-    # Speed: the reference and the student in turn (ABBA), same options.
-    # Each timed run times the metric's row until steady and runs every
-    # other row once (--focus): the drawn runs checked them already.
+    speed=yes
+}
+
+# grade_speed LAB: the timed runs of a lab whose checked runs passed, the
+# GPU alone: the reference and the student in turn (ABBA), same options.
+# Each times the metric's row until steady and runs every other row once
+# (--focus): the checked runs checked them already. Sets verdict, reason,
+# points, ratio.
+grade_speed() {
+    local lab name prog ref args p who value refs=() mine=() t_ref t_mine
+    local max full zero share slow
+    lab_setup "$1"
+    verdict=FAIL points=0 ratio=""
+    # Draws of their own, apart from the checked runs'.
+    rng_seed $(((grading_seed * 100 + 10#${lab%%-*}) * 2 + 1))
+    log "== $lab: the timed runs, with the GPU alone"
     for ((p = 1; p <= $(conf_get "$lab" perf-pairs); p++)); do
         expand_args "$(conf_get "$lab" perf-args)"
         args="$drawn${metric_row:+ --focus $metric_row}"
@@ -447,6 +464,20 @@ grade_runs() {
         reason="too slow against the reference: ${ratio}x its $metric (FAIL beyond ${slow}x)"
     else
         verdict=PASS reason="" points=$(speed_points "$ratio" "$max" "$share" "$full" "$zero")
+    fi
+}
+
+# lab_verdict LAB WHAT: keeps the lab's verdict, reason, points and ratio,
+# and logs them (with WHAT: the runs' time); a lab whose speed is still to
+# be timed is logged then.
+lab_verdict() {
+    [ "$verdict" = FAIL ] && points=0
+    [ "$verdict" = SKIP ] && points=""
+    lab_v[$1]=$verdict lab_p[$1]=$points lab_r[$1]=$(one_line "$reason") lab_x[$1]=$ratio
+    if [ "${speed:-}" = yes ]; then
+        log "checked runs passed; its speed next (${2})"
+    else
+        log "verdict: $verdict ${points:--}/$(conf_get "$1" points)${reason:+: $reason} ($2)"
     fi
 }
 
@@ -590,13 +621,15 @@ main() {
     log "built in $((SECONDS - started)) s"
     progress "compiled in $((SECONDS - started)) s"
 
-    # Then the runs, one lab after the other, holding the GPU.
-    local held=""
-    declare -gA lab_v=() lab_p=() lab_r=() lab_x=()
+    # Then the checked runs, one lab after the other, sharing the GPU with
+    # other runs that time nothing; then every lab's timed runs, the GPU
+    # alone (one wait for it, not one per lab).
+    local held="" timed=()
+    declare -gA lab_v=() lab_p=() lab_r=() lab_x=() lab_runs=()
     for lab in "${labs[@]}"; do
         local st lab_started=$SECONDS
         st=$(cat "$work/labs/$lab/status" 2>/dev/null || printf 'FAIL\tthe build stopped without a status')
-        verdict=${st%%$'\t'*} reason=${st#*$'\t'} points=0 ratio=""
+        verdict=${st%%$'\t'*} reason=${st#*$'\t'} points=0 ratio="" speed=""
         log "== $lab"
         [ -s "$work/labs/$lab/build.log" ] && log "$(sed 's/^/  build: /' "$work/labs/$lab/build.log" | head -n 20)"
         if [ "$verdict" = OK ]; then
@@ -604,7 +637,7 @@ main() {
                 verdict=SKIP reason=$gpu_reason
             else
                 if [ -z "$held" ]; then
-                    if ! gpu_lock "${gpu_uuid:-gpu0}" "$(conf_get all gpu-wait)" "$(lock_mode "${labs[@]}")"; then
+                    if ! gpu_lock "${gpu_uuid:-gpu0}" "$(conf_get all gpu-wait)"; then
                         gpu_reason="the GPU stayed busy with another grading ${gpu_lock_note:+($gpu_lock_note)}"
                         verdict=SKIP reason=$gpu_reason
                     else
@@ -614,15 +647,29 @@ main() {
                 fi
                 if [ "$verdict" != SKIP ]; then
                     progress "$lab: running on the GPU"
-                    grade_runs "$lab"
+                    grade_checks "$lab"
+                    lab_runs[$lab]=$runs
+                    [ "$speed" != yes ] || timed+=("$lab")
                 fi
             fi
         fi
-        [ "$verdict" = FAIL ] && points=0
-        [ "$verdict" = SKIP ] && points=""
-        lab_v[$lab]=$verdict lab_p[$lab]=$points lab_r[$lab]=$(one_line "$reason") lab_x[$lab]=$ratio
-        log "verdict: $verdict ${points:--}/$(conf_get "$lab" points)${reason:+: $reason} (runs: $((SECONDS - lab_started)) s)"
+        lab_verdict "$lab" "checked runs: $((SECONDS - lab_started)) s"
     done
+    if [ ${#timed[@]} -gt 0 ]; then
+        local alone=yes started=$SECONDS
+        progress "the timed runs of ${#timed[@]} lab(s), the GPU alone"
+        gpu_alone || alone=""
+        for lab in "${timed[@]}"; do
+            if [ -n "$alone" ]; then
+                grade_speed "$lab"
+            else
+                verdict=SKIP reason="the GPU stayed busy with other runs, so speed was not graded${gpu_lock_note:+ ($gpu_lock_note)}"
+            fi
+            speed=""
+            lab_verdict "$lab" "timed runs"
+        done
+        log "timed runs: $((SECONDS - started)) s"
+    fi
     gpu_unlock
 
     local again l

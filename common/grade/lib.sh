@@ -631,19 +631,22 @@ speed_points() {
 # GPU locks: one grading per GPU on this machine, whoever runs it
 # ===========================================================================
 
-# gpu_lock KEY WAIT_S [shared]: waits for the GPU's lock and holds it
-# (gpu_lock_fd): alone, or with `shared` beside other holders that time
-# nothing (a grading with no speed to measure; the tests' checks of results).
-# The locks live in a shared, sticky folder (KIT_LOCK_DIR, default
-# /tmp/kit-gpu-locks) where every user may create one; a lock is a flock on
-# a file, so it goes with its holder, whatever way the holder ends.
+# gpu_lock KEY WAIT_S: waits for the GPU's lock and holds it shared
+# (gpu-hold.sh): beside other holders whose runs time nothing (a grading's
+# checked runs; the tests' checks of results). gpu_alone holds it alone for
+# the timed runs, gpu_shared goes back. The locks live in a shared, sticky
+# folder (KIT_LOCK_DIR, default /tmp/kit-gpu-locks) where every user may
+# create one; a lock is a flock on a file, so it goes with its holder,
+# whatever way the holder ends.
 # Sets gpu_lock_note; returns 1 if the wait ran out.
-gpu_lock_fd=""
+# shellcheck source=common/grade/gpu-hold.sh
+source "$kit_grade_dir/gpu-hold.sh"
+gpu_lock_wait=""
 gpu_lock() {
     local key dir file
     key=$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' _)
     dir=${KIT_LOCK_DIR:-/tmp/kit-gpu-locks}
-    gpu_lock_note=""
+    gpu_lock_note="" gpu_lock_wait=$2
     if [ ! -d "$dir" ] && ! mkdir -m 1777 "$dir" 2>/dev/null && [ ! -d "$dir" ]; then
         dir=""
     fi
@@ -658,30 +661,32 @@ gpu_lock() {
         dir="${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/kit-gpu-locks-$(id -u)"
         { mkdir -p "$dir" && chmod 700 "$dir"; } || return 1
     fi
-    file="$dir/gpu-$key.lock"
-    if [ -L "$file" ]; then
-        gpu_lock_note="$file is a symbolic link: not used"
+    file="$dir/gpu-$key"
+    if [ -L "$file.lock" ] || [ -L "$file.gate" ]; then
+        gpu_lock_note="$file.lock or .gate is a symbolic link: not used"
         return 1
     fi
-    [ -e "$file" ] || (umask 022 && : >>"$file") 2>/dev/null
-    exec {gpu_lock_fd}<"$file" || return 1
-    local how=-x
-    [ "${3:-}" != shared ] || how=-s
-    if ! flock -w "$2" "$how" "$gpu_lock_fd"; then
-        exec {gpu_lock_fd}<&-
-        gpu_lock_fd=""
-        return 1
-    fi
-    # KIT_LOCK_LOG (the test suite's): when the GPU was held, and by whom.
-    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold grade.sh $$ $how ${BATS_TEST_NAME:-}" >>"$KIT_LOCK_LOG"
+    gpu_hold_open "$file.lock" "$file.gate" || return 1
+    gpu_hold_logged -s
 }
 
+# gpu_hold_logged -s|-x: gpu_hold, waiting as gpu_lock was told; in
+# KIT_LOCK_LOG (the test suite's) when the GPU was held, how, and by whom.
+gpu_hold_logged() {
+    [ "$1" != "$gpu_held" ] || return 0
+    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) want grade.sh $$ $1 ${BATS_TEST_NAME:-}" >>"$KIT_LOCK_LOG"
+    gpu_hold "$1" "$gpu_lock_wait" || return 1
+    [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold grade.sh $$ $1 ${BATS_TEST_NAME:-}" >>"$KIT_LOCK_LOG"
+}
+
+# gpu_alone, gpu_shared: the GPU alone for timed runs, and back.
+gpu_alone() { gpu_hold_logged -x; }
+gpu_shared() { gpu_hold_logged -s; }
+
 gpu_unlock() {
-    [ -n "$gpu_lock_fd" ] || return 0
+    [ -n "$gpu_held" ] || return 0
     [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) free grade.sh $$" >>"$KIT_LOCK_LOG"
-    flock -u "$gpu_lock_fd"
-    exec {gpu_lock_fd}<&-
-    gpu_lock_fd=""
+    gpu_hold -u
 }
 
 # ===========================================================================
