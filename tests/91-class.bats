@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # make grade-class: a folder of submissions, one CSV. Names, archives,
-# hostile submissions, resuming, rosters and Slurm run without a GPU, and
-# so do the verdicts of the fixtures that are decided before any run; the
-# others need a GPU.
+# hostile submissions, resuming, rosters, the LMS's CSVs and Slurm run
+# without a GPU; an honest submission's PASS needs one. The fixtures'
+# verdicts are in 91-class-fixtures.bats.
 
 setup() {
     load test_helper
@@ -15,26 +15,6 @@ teardown() {
 }
 
 has_gpu() { "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; }
-
-# assert_fixture_verdicts OUT FIXTURE...: each fixture's lab got the
-# verdict its header expects, with its words in the reason (SKIP for lack
-# of a GPU where the verdict needs one and there is none).
-assert_fixture_verdicts() {
-    local out=$1 f lab want verdict words got_v got_r
-    shift
-    for f in "$@"; do
-        lab=$(fixture_field "$f" lab)
-        want=$(fixture_field "$f" expect)
-        verdict=${want%% *} words=${want#* }
-        if [ "$(fixture_field "$f" decided)" = gpu ] && ! has_gpu; then
-            verdict=SKIP words="no usable GPU"
-        fi
-        got_v=$(csv_field_of "$out/class-labs.csv" "\"$f\",\"$f\",\"\",\"$lab\"" 5)
-        got_r=$(csv_field_of "$out/class-labs.csv" "\"$f\",\"$f\",\"\",\"$lab\"" 9)
-        [ "$got_v" = "$verdict" ] || fail "$f, $lab: $got_v ($got_r), not $verdict ($words)"
-        [[ "$got_r" == *"$words"* ]] || fail "$f, $lab: '$got_r' does not say '$words'"
-    done
-}
 
 @test "grade-class: bad command lines exit 64 with the reason" {
     run bash "$CLASS" --help
@@ -79,25 +59,6 @@ assert_fixture_verdicts() {
     assert_output 1
 }
 
-@test "grade-class: every fixture gets its verdict (those decided by a run: on a GPU)" {
-    sandbox_works || true
-    kit_copy "$BATS_TEST_TMPDIR/kit"
-    printf '\n[01-coalescing]\ntime-limit = 20\n' >>"$BATS_TEST_TMPDIR/kit/common/grade/grading.conf"
-    subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
-    # On a GPU, the fixtures decided by a run are the GPU test's (below).
-    if has_gpu; then mapfile -t all < <(fixtures cpu); else mapfile -t all < <(fixtures); fi
-    for f in "${all[@]}"; do
-        submission "$subs/$f" "$f"
-    done
-    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" \
-        "${sandbox_opt[@]}" --labs 01,04 "$subs" "$out"
-    echo "$output" >"$KIT_BUILD/grade-class-fixtures.txt"
-    [ ${#sandbox_opt[@]} = 1 ] || assert_output --partial "isolation: bubblewrap"
-    assert_fixture_verdicts "$out" "${all[@]}"
-    # The other lab of each is missing, and says so.
-    [ "$(csv_field_of "$out/class-labs.csv" '"no-compile","no-compile","","04-occupancy"' 9)" = \
-        "no labs/04-occupancy/occupancy.cu" ]
-}
 
 @test "grade-class: hostile submissions and names, rosters, one CSV, and a rerun resumes" {
     sandbox_works || true
@@ -311,6 +272,11 @@ assert_fixture_verdicts() {
 @test "grade-class: canvas.csv and moodle.csv as their importers read them, column by column; blanks where a student was not graded in full" {
     sandbox_works || true
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
+    # The CSVs are this test's subject: Lab 03 graded on its results alone
+    # (tests/92 grades the references' speed).
+    kit_copy "$BATS_TEST_TMPDIR/kit"
+    correctness_only "$BATS_TEST_TMPDIR/kit" 03-divergence
+    CLASS="$BATS_TEST_TMPDIR/kit/common/grade/grade-class.sh"
     submission "$subs/ana" preprocessor
     submission "$subs/Ben Ö" reference=03-divergence
     echo "not an archive" >"$subs/cem.tar.gz"
@@ -363,36 +329,4 @@ print("ok")
 PY
     assert_success
     assert_output ok
-}
-
-# bats test_tags=gpu
-@test "grade-class on a GPU: the fixtures decided by a run get their verdicts; honest students full marks; nothing left running" {
-    require_gpu_unlocked
-    kit_copy "$BATS_TEST_TMPDIR/kit"
-    # The hang fixture waits this long; an honest Lab 01 runs in a few seconds.
-    printf '\n[01-coalescing]\ntime-limit = 12\n' >>"$BATS_TEST_TMPDIR/kit/common/grade/grading.conf"
-    subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out"
-    mapfile -t gpu < <(fixtures gpu)
-    for f in "${gpu[@]}"; do
-        submission "$subs/$f" "$f"
-    done
-    submission "$subs/reference" reference=01-coalescing reference=04-occupancy reference=05-streams
-    submission "$subs/skeleton" skeleton
-    # Lab 05: copy_in skips its copies after the first pipeline run.
-    mkdir -p "$subs/skip-copies/labs/05-streams"
-    sed -f "$KIT_ROOT/tests/fixtures/lab05/skip-copies.sed" "$KIT_ROOT/solutions/05-streams/streams.cu" \
-        >"$subs/skip-copies/labs/05-streams/streams.cu"
-    sandbox_works || fail "the GPU tests of the grader need its sandbox: $no_sandbox_why"
-    run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" \
-        --labs 01,04,05 "$subs" "$out"
-    echo "$output" >"$KIT_BUILD/grade-class-gpu.txt"
-    assert_success
-    assert_fixture_verdicts "$out" "${gpu[@]}"
-    [ "$(csv_field_of "$out/class-labs.csv" '"skip-copies","skip-copies","","05-streams"' 5)" = FAIL ]
-    run cat "$out/class.csv"
-    assert_line --regexp '^reference,,60,60,3,0,0,20,20,20,graded$'
-    assert_line --regexp '^skeleton,,0,60,0,3,0,0,0,0,graded$'
-    # Nothing a submission started outlives its grading.
-    run pgrep -f "$subs|kit-class\.|/build/(timed|counted)|coalescing --size"
-    assert_failure
 }

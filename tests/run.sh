@@ -41,7 +41,7 @@ run_file() {
     name=$(basename "$f" .bats)
     start=$SECONDS
     # shellcheck disable=SC2086
-    bats --tap ${BATS_FLAGS:-} "$f" >"$results/$name.tap" 2>&1
+    bats --tap --timing ${BATS_FLAGS:-} "$f" >"$results/$name.tap" 2>&1
     rc=$?
     echo "$((SECONDS - start)) $name.bats" >"$results/$name.time"
     awk -v f="tests/$name.bats" -v s="$((SECONDS - start))" -v rc="$rc" '
@@ -73,9 +73,12 @@ jobs=${KIT_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) / 2))}
 [ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
 [ "$jobs" -le 8 ] || jobs=8
 
-# Longest first: the last run's seconds per file (unknown files first).
+# Longest first: the last run's seconds per file, or where there is none
+# here yet those of tests/expected-times (unknown files first).
+known=$times
+[ -s "$known" ] || known=$here/expected-times
 order=$(for f in "$@"; do
-    t=$(awk -v f="$(basename "$f")" '$2 == f { t = $1 } END { print t + 0 }' "$times" 2>/dev/null)
+    t=$(awk -v f="$(basename "$f")" '$2 == f { t = $1 } END { print t + 0 }' "$known" 2>/dev/null)
     [ -n "$t" ] && [ "$t" != 0 ] || t=100000
     printf '%s\t%s\n' "$t" "$f"
 done | sort -t "$(printf '\t')" -k1,1nr | cut -f2-)
@@ -100,7 +103,19 @@ done | awk '
 status=0
 grep -q '^not ok ' "$log" && status=1
 cat "$log"
-cat "$results"/*.time >"$times" 2>/dev/null
+# The times kept: this run's files, and the others' from before.
+{
+    cat "$results"/*.time 2>/dev/null
+    awk 'FNR == NR { ran[$2] = 1; next } !($2 in ran)' <(cat "$results"/*.time 2>/dev/null) "$times" 2>/dev/null
+} >"$times.new" && mv "$times.new" "$times"
+
+# Where the time went: the slowest tests (Bats --timing), kept with the
+# hold log for a look after the run.
+sed -nE 's/^(ok|not ok) [0-9]+ (.*) in ([0-9]+)ms( # skip.*)?$/\3\t\2/p' "$log" |
+    sort -t "$(printf '\t')" -k1,1nr >"$KIT_BUILD/tests/slowest"
+echo "# the slowest tests (s):"
+head -8 "$KIT_BUILD/tests/slowest" | awk -F '\t' '{ printf "#   %5.1f  %s\n", $1 / 1000, $2 }'
+python3 "$here/gpu_holds.py" "$KIT_LOCK_LOG" 8 2>/dev/null || true
 
 awk '
     /^ok / { if ($0 ~ /# skip/) skipped++; else passed++ }
