@@ -380,7 +380,15 @@ fake_uname() {
     assert_at_least 0.9 "$(kv kit-pipeline-share-of-parts)" "the kit's pipeline against its parts"
     assert_line "overlap-judged: yes"
     # The negative control: kernels in the default stream still fail there.
-    KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$KIT_BUILD/tests/fixtures/lab05/default-stream" --size 8M --streams 4
+    # Each run measures the kit's own pipeline again; a busy host can slow
+    # that one (the harness then rightly judges nothing): up to three runs
+    # for one whose own pipeline overlapped.
+    local try
+    for try in 1 2 3; do
+        KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$KIT_BUILD/tests/fixtures/lab05/default-stream" --size 8M --streams 4
+        awk -v s="$(kv kit-pipeline-share-of-parts)" 'BEGIN { exit !(s ~ /^[0-9.]+$/ && s + 0 < 0.9) }' && break
+    done
+    assert_line "overlap-judged: yes"
     assert_failure 1
     assert_output --partial "copies ran beside kernels for only"
 }

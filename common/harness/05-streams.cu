@@ -62,7 +62,7 @@
 /* The scheduling examples: copies of this size, kernels of this many ns per unit. */
 #define EXPERIMENT_COPY_BYTES (16u << 20)
 #define EXPERIMENT_UNIT_NS 1000000ull
-#define EXPERIMENT_REPS 5
+#define EXPERIMENT_REPS 9
 #define FOUR_WAY_CHUNKS 4
 
 static const kit_student_api *timed = &kit_student_timed;
@@ -628,8 +628,8 @@ static void host_work(double ms, int chunk)
     nvtxRangePop();
 }
 
-/* The median of EXPERIMENT_REPS (odd) runs: one run slowed by the host
- * (a busy CPU late to queue the next call) does not move it. */
+/* The median of EXPERIMENT_REPS (odd) runs: runs slowed by the host
+ * (a busy CPU late to queue the next call), up to four of nine, do not move it. */
 static double median_of_reps(const double *v)
 {
     double s[EXPERIMENT_REPS];
