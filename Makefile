@@ -372,7 +372,7 @@ SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) $(wil
 sanitize: need-lab
 	@test -n "$(SANITIZER)" || { echo "compute-sanitizer not found: not on PATH, nor beside nvcc ($(or $(NVCC_DIR),nvcc not found)), nor in /usr/local/cuda or /opt/nvidia. It comes with the CUDA toolkit and as NVIDIA's own package; name it: make sanitize SANITIZER=/path/to/compute-sanitizer" >&2; exit 2; }
 	@test -x "$(SANITIZER)" || { echo "SANITIZER=$(SANITIZER): no such program" >&2; exit 2; }
-	$(SANITIZER) --tool $(or $(TOOL),memcheck) --error-exitcode 99 $(PROGRAM) $(QUICK_ARGS)
+	KIT_UNDER_SANITIZER=$(or $(TOOL),memcheck) $(SANITIZER) --tool $(or $(TOOL),memcheck) --error-exitcode 99 $(PROGRAM) $(QUICK_ARGS)
 
 # make profile LAB=01 [TOOL=ncu|nsys]: the kernels as timed (the counting
 # build's copies, kit_counted::..., are left out), or a timeline in build/profile/.

@@ -386,6 +386,9 @@ CASES
     done
     run ls "$dir"
     assert_equal "${#lines[@]}" "$runs"
+    # Lab 05 knows it ran under the tool: its overlap is not judged there.
+    grep -q "overlap is not judged: under compute-sanitizer" "$dir/05-streams-memcheck.txt" ||
+        fail "Lab 05 judged its overlap under compute-sanitizer"
 }
 
 @test "kit: one lab list: every lab in common/labs.txt has its files" {

@@ -196,7 +196,7 @@ run_one() {
         worker="$(dirname "$prog")/worker"
         if [ "$mode" = sanitize ]; then
             wall=$(conf_get "$lab" sanitize-time-limit)
-            cmd=(compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4)
+            cmd=(env KIT_UNDER_SANITIZER=memcheck compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4)
         fi
         sandbox_cmd "$cpu" "$mem" "$cap" 1 "$KIT_WORKER_FD" - /tmp -- "${cmd[@]}" "$worker"
         printf '%s\0' "${sb_cmd[@]}" >"$rd/worker.argv"
@@ -214,7 +214,7 @@ run_one() {
     else
         if [ "$mode" = sanitize ]; then
             wall=$(conf_get "$lab" sanitize-time-limit)
-            cmd=(compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4 --log-file "$rd/sanitizer.log")
+            cmd=(env KIT_UNDER_SANITIZER=memcheck compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4 --log-file "$rd/sanitizer.log")
         fi
         # shellcheck disable=SC2206
         cmd+=("$prog" $args)

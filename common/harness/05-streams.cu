@@ -1053,7 +1053,7 @@ int main(int argc, char **argv)
     double kit_parts_ms = part[0] + part[1] + part[2];
     double kit_pipeline_share = kit_parts_ms > 0 ? x.four_way_ms[0] / kit_parts_ms : 0.0;
     int platform_cannot_overlap = kit_on_wsl2() && kit_pipeline_share >= KIT_OWN_PIPELINE_MAX_SHARE;
-    if (platform_cannot_overlap)
+    if (platform_cannot_overlap || kit_under_sanitizer())
         judged = 0;
     for (int i = 0; i < 4; i++)
         gbs[i] = d.bytes / (bw[i] * 1e6);
@@ -1266,6 +1266,9 @@ int main(int argc, char **argv)
     }
     if (tl.done && !judged) {
         const char *why = tl.nchunks < 2 ? "one chunk has nothing to overlap"
+                          : kit_under_sanitizer()
+                              ? "under compute-sanitizer the instrumented kernels and copies do not overlap as "
+                                "they would (KIT_UNDER_SANITIZER)"
                           : platform_cannot_overlap
                               ? "on WSL 2 Windows schedules the GPU's work, and the kit's own pipeline did not "
                                 "overlap here either (kit-pipeline-share-of-parts; README.md, \"Windows\")"

@@ -415,10 +415,11 @@ static inline kit_wire_ptr kit_judge_wire(const void *p)
 }
 
 /* A fault for the kit's tests (tests/96-judge.bats): KIT_JUDGE_TEST_DELAY_US
- * = N puts N microseconds of GPU work before the judge's own work after each
- * answer of the worker, as a GPU busy with other processes delays it: the
- * judge's next copy or kernel then lands long after the worker could start.
- * Grading never sets it (it only makes the judge slower). */
+ * = N puts N microseconds of GPU work after each of the harness's waits for
+ * the GPU (cudaDeviceSynchronize), before whatever it queues next, as a GPU
+ * busy with other processes delays the judge's work: its copies and kernels
+ * then end long after it could hand the worker a call. Grading never sets
+ * it (it only makes the judge slower). */
 static __global__ void kit_judge_spin_kernel(unsigned long long ns)
 {
     unsigned long long t0, t;
@@ -428,16 +429,17 @@ static __global__ void kit_judge_spin_kernel(unsigned long long ns)
     while (t - t0 < ns);
 }
 
-static inline void kit_judge_test_delay(void)
+static inline void kit_judge_test_delay(cudaStream_t stream)
 {
     static long us = -1;
     if (us < 0) {
         const char *e = getenv("KIT_JUDGE_TEST_DELAY_US");
         us = e ? atol(e) : 0;
     }
-    if (us > 0 && kit_judge.gpu) {
-        kit_judge_spin_kernel<<<1, 1>>>((unsigned long long)us * 1000ull);
-        KIT_CHECK_LAUNCH();
+    if (us > 0) {
+        unsigned long long ns = (unsigned long long)us * 1000ull;
+        void *args[] = {&ns};
+        KIT_CHECK((cudaLaunchKernel)((const void *)kit_judge_spin_kernel, dim3(1), dim3(1), args, 0, stream));
     }
 }
 
@@ -504,7 +506,6 @@ template <typename R, typename... A> static inline R kit_judge_call(int table, i
     if (kit_msg_send(kit_judge.fd, KIT_MSG_CALL, (uint32_t)table, (uint32_t)fn, out, w.len) != 0)
         kit_judge_worker_lost(0);
     kit_judge_expect_return(&in);
-    kit_judge_test_delay();
     r.p = in.payload;
     r.len = in.h.len;
     r.at = 0;
@@ -744,8 +745,16 @@ static inline cudaError_t kit_judge_launch_kernel(const void *f, dim3 grid, dim3
     if (kit_msg_send(kit_judge.fd, KIT_MSG_LAUNCH, (uint32_t)k->table, (uint32_t)k->index, out, w.len) != 0)
         kit_judge_worker_lost(0);
     kit_judge_expect_return(&m);
-    kit_judge_test_delay();
     return cudaSuccess;
+}
+
+/* The harness's waits for the GPU, with the test's fault after them. */
+static inline cudaError_t kit_judge_synchronize(void)
+{
+    cudaError_t e = (cudaDeviceSynchronize)();
+    if (e == cudaSuccess)
+        kit_judge_test_delay(0);
+    return e;
 }
 
 /* The harness's calls, from here on, are the judge's. */
@@ -756,6 +765,7 @@ static inline cudaError_t kit_judge_launch_kernel(const void *f, dim3 grid, dim3
 #define cudaFuncSetAttribute(f, attr, v) kit_judge_func_set_attribute((const void *)(f), (attr), (v))
 #define cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, f, b, s) kit_judge_occupancy((n), (const void *)(f), (b), (s))
 #define cudaLaunchKernel(f, g, b, a, s, st) kit_judge_launch_kernel((const void *)(f), (g), (b), (a), (s), (st))
+#define cudaDeviceSynchronize() kit_judge_synchronize()
 
 /* Undumpable from the start: no worker of this user traces the judge or
  * reads its memory. */
