@@ -58,8 +58,8 @@ def main():
         return 64
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     events = parse(sys.argv[1])
-    if not events:
-        print("# the GPU: no holds logged")
+    if not any(kind == "hold" for _, kind, _, _, _ in events):
+        print("# the GPU: not held (no test ran on it)")
         return 0
     start, end = events[0][0], events[-1][0]
     held = {}      # who -> (mode, since, name)
