@@ -233,6 +233,19 @@ holder() {
         echo "$1 let-go $(date +%s%N)" >>"$d/log"
     ) 3>&- &
 }
+# goes_alone ME OTHER: in the background, holds the lock of folder $d
+# shared; once OTHER holds it shared too, goes alone for 0.3 s, then back to
+# shared; each step in $d/log with the time.
+goes_alone() {
+    (
+        source "$KIT_ROOT/common/grade/gpu-hold.sh"
+        gpu_hold_open "$d/gpu.lock" "$d/gpu.gate"
+        gpu_hold -s && echo "$1 shared" >>"$d/log"
+        for ((i = 0; i < 500; i++)); do grep -q "$2 shared" "$d/log" && break; sleep 0.02; done
+        gpu_hold -x 10 && echo "$1 alone $(date +%s%N)" >>"$d/log" && sleep 0.3 && echo "$1 done $(date +%s%N)" >>"$d/log"
+        gpu_hold -s 10 && echo "$1 back $(date +%s%N)" >>"$d/log"
+    ) 3>&- &
+}
 # wait_for_line TEXT: until $d/log holds TEXT (10 s at most).
 wait_for_line() {
     local i
@@ -268,22 +281,8 @@ wait_for_line() {
 
     # Two shared holders that both go alone: each in turn, neither stuck.
     rm -f "$d/log" "$d"/*.go
-    (
-        source "$KIT_ROOT/common/grade/gpu-hold.sh"
-        gpu_hold_open "$d/gpu.lock" "$d/gpu.gate"
-        gpu_hold -s && echo "b shared" >>"$d/log"
-        for ((i = 0; i < 500; i++)); do grep -q "c shared" "$d/log" && break; sleep 0.02; done
-        gpu_hold -x 10 && echo "b alone $(date +%s%N)" >>"$d/log" && sleep 0.3 && echo "b done $(date +%s%N)" >>"$d/log"
-        gpu_hold -s 10 && echo "b back $(date +%s%N)" >>"$d/log"
-    ) 3>&- &
-    (
-        source "$KIT_ROOT/common/grade/gpu-hold.sh"
-        gpu_hold_open "$d/gpu.lock" "$d/gpu.gate"
-        gpu_hold -s && echo "c shared" >>"$d/log"
-        for ((i = 0; i < 500; i++)); do grep -q "b shared" "$d/log" && break; sleep 0.02; done
-        gpu_hold -x 10 && echo "c alone $(date +%s%N)" >>"$d/log" && sleep 0.3 && echo "c done $(date +%s%N)" >>"$d/log"
-        gpu_hold -s 10 && echo "c back $(date +%s%N)" >>"$d/log"
-    ) 3>&- &
+    goes_alone b c
+    goes_alone c b
     wait
     run cat "$d/log"
     assert_line --regexp '^b alone '

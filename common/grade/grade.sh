@@ -365,11 +365,6 @@ grade_checks() {
         return
     fi
 
-    # The checked runs share the GPU (a lab before may have left it alone).
-    if ! gpu_shared; then
-        verdict=SKIP reason="the GPU stayed busy with another grading${gpu_lock_note:+ ($gpu_lock_note)}"
-        return
-    fi
     if [ "$sanitize" = 1 ]; then
         expand_args "$(conf_get "$lab" sanitize-args)"
         args=$drawn

@@ -634,7 +634,7 @@ speed_points() {
 # gpu_lock KEY WAIT_S: waits for the GPU's lock and holds it shared
 # (gpu-hold.sh): beside other holders whose runs time nothing (a grading's
 # checked runs; the tests' checks of results). gpu_alone holds it alone for
-# the timed runs, gpu_shared goes back. The locks live in a shared, sticky
+# the timed runs. The locks live in a shared, sticky
 # folder (KIT_LOCK_DIR, default /tmp/kit-gpu-locks) where every user may
 # create one; a lock is a flock on a file, so it goes with its holder,
 # whatever way the holder ends.
@@ -679,9 +679,8 @@ gpu_hold_logged() {
     [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) hold grade.sh $$ $1 ${BATS_TEST_NAME:-}" >>"$KIT_LOCK_LOG"
 }
 
-# gpu_alone, gpu_shared: the GPU alone for timed runs, and back.
+# gpu_alone: the GPU alone, for the timed runs.
 gpu_alone() { gpu_hold_logged -x; }
-gpu_shared() { gpu_hold_logged -s; }
 
 gpu_unlock() {
     [ -n "$gpu_held" ] || return 0
