@@ -350,7 +350,7 @@ CASES
 # side (nothing here is timed); each tool's output is kept in the build.
 # bats test_tags=gpu
 @test "kit: make sanitize finds nothing in the references: memcheck and initcheck everywhere, racecheck and synccheck where blocks share memory" {
-    require_gpu
+    require_gpu_unlocked
     command -v compute-sanitizer >/dev/null 2>&1 || skip "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
     local lab tool tools=() dir="$KIT_BUILD/sanitize-references" pids=() labs=() runs=0
     rm -rf "$dir" && mkdir -p "$dir"
@@ -360,9 +360,15 @@ CASES
             tools+=(racecheck synccheck)
         runs=$((runs + ${#tools[@]}))
         (
+            # Each run holds the GPU shared for itself (a lock of its own):
+            # a timing elsewhere waits for one run, not for all of them.
+            gpu_lock_fd="" gpu_gate_fd="" gpu_held=""
+            BATS_TEST_DESCRIPTION="$BATS_TEST_DESCRIPTION ($lab)"
             for tool in "${tools[@]}"; do
+                kit_gpu_lock -s
                 timeout 150 make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" sanitize \
                     LAB="$lab" REF=1 TOOL="$tool" >"$dir/$lab-$tool.txt" 2>&1 || exit 1
+                kit_gpu_release
             done
         ) &
         pids+=($!) labs+=("$lab")

@@ -167,26 +167,45 @@ CASES
 @test "05: one hardware queue (--connections 1): the false dependencies of the course come back" {
     require_gpu_alone
     skip_on_wsl "$KIT_WSL_OVERLAP_WHY"
-    run "$REF" --connections 1 --streams 8 --size "$SIZE"
-    assert_success
-    assert_line "connections: 1"
-    assert_line "overlap-judged: no"
-    assert_output --partial "one hardware queue the traced run's events serialise the streams"
-    local least most
-    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 - s }')
-    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 2 + s }')
-    assert_at_least "$(kv units-two-kernels-depth-first)" "$least" "units, depth-first (course: 3)"
-    assert_at_least "$most" "$(kv units-two-kernels-breadth-first)" "units, breadth-first (course: 2)"
-    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 5 - s }')
-    assert_at_least "$(kv units-unequal-depth-first)" "$least" "units, unequal depth-first (course: 5)"
-    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 - s }')
-    assert_at_least "$(kv units-unequal-breadth-first)" "$least" "units, unequal breadth-first (course: 4)"
-    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 3 + s }')
-    assert_at_least "$most" "$(kv units-unequal-course-order)" "units, the course's order (course: 3)"
-    least=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 5 - s }')
-    assert_at_least "$(kv units-copy-queue-stream-1-first)" "$least" "units, DH2 behind DH1 (course: 5)"
-    most=$(awk -v s="$KIT_UNITS_SLACK" 'BEGIN { print 4 + s }')
-    assert_at_least "$most" "$(kv units-copy-queue-dh2-first)" "units, DH2 first (course: 4)"
+    # The units are host-issued work timed on the GPU: a busy host (the
+    # suite's other files build and grade beside this one) can shorten a
+    # wait. An absent dependency never shows 5 units, so up to 3 runs.
+    local try missed
+    for try in 1 2 3; do
+        run "$REF" --connections 1 --streams 8 --size "$SIZE"
+        assert_success
+        assert_line "connections: 1"
+        assert_line "overlap-judged: no"
+        assert_output --partial "one hardware queue the traced run's events serialise the streams"
+        missed=$(queue_units_missed) || break
+        echo "run $try: $missed" >&2
+    done
+    [ -z "$missed" ] || fail "in 3 runs: $missed"
+}
+
+# queue_units_missed: the course's units with one hardware queue in
+# $output; prints the first that misses and returns 0, or returns 1.
+queue_units_missed() {
+    local key want how v s=$KIT_UNITS_SLACK
+    while read -r key want how; do
+        v=$(kv "$key")
+        if [ "$how" = least ]; then
+            awk -v v="$v" -v w="$want" -v s="$s" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v >= w - s) }' && continue
+        else
+            awk -v v="$v" -v w="$want" -v s="$s" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v <= w + s) }' && continue
+        fi
+        echo "$key: '$v', course $want ($how $want -/+ $s)"
+        return 0
+    done <<'UNITS'
+units-two-kernels-depth-first 3 least
+units-two-kernels-breadth-first 2 most
+units-unequal-depth-first 5 least
+units-unequal-breadth-first 4 least
+units-unequal-course-order 3 most
+units-copy-queue-stream-1-first 5 least
+units-copy-queue-dh2-first 4 most
+UNITS
+    return 1
 }
 
 # --- GPU: negative controls --------------------------------------------------

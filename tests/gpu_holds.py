@@ -2,7 +2,8 @@
 """Where the suite's time went on the GPU: reads the hold log that
 tests/run.sh keeps (KIT_LOCK_LOG) and prints how long the GPU was held
 alone (timed runs: nothing else ran), by whom, and how long holders waited
-to have it alone.
+to have it alone, and how long a timing waited while holders that shared
+the GPU finished (nobody new may start then).
 
 The log's lines, one per event, time first (seconds since the epoch):
   TIME want-s|want-x|hold-s|hold-x|free NUMBER DESCRIPTION    (a test)
@@ -67,8 +68,14 @@ def main():
     alone = {}     # name -> seconds held alone
     waited = 0.0
     alone_total = 0.0
+    drain = 0.0    # a timing waits while shared holders finish
+    last = start
     for t, kind, mode, who, name in events:
-        if kind in ("hold", "free") and who in held:
+        if wanted and held and all(m == "-s" for m, _, _ in held.values()):
+            drain += t - last
+        last = t
+        # A holder that wants the GPU alone lets its shared hold go first.
+        if (kind in ("hold", "free") or (kind == "want" and mode == "-x")) and who in held:
             m, since, n = held.pop(who)
             if m == "-x":
                 alone[n] = alone.get(n, 0.0) + t - since
@@ -85,7 +92,8 @@ def main():
             alone_total += end - since
     span = end - start
     print("# the GPU: held alone %.0f s of the %.0f s from the first hold to the last event; "
-          "holders waited %.0f s in all to have it alone" % (alone_total, span, waited))
+          "holders waited %.0f s in all to have it alone; for %.0f s a timing waited for "
+          "runs that shared it to end" % (alone_total, span, waited, drain))
     for n, s in sorted(alone.items(), key=lambda x: -x[1])[:top]:
         print("#   %5.1f s alone  %s" % (s, n[:100]))
     return 0

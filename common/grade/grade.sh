@@ -174,10 +174,22 @@ build_lab() {
 # with no folder it may write and no descriptor but its socket; otherwise
 # PROG itself runs in the sandbox and writes the channel.
 run_one() {
-    local who=$1 prog=$2 args=$3 mode=${4:-} rfd wall cmd=() cpu worker
+    local who=$1 prog=$2 args=$3 mode=${4:-} rfd wall cmd=() cpu worker started=${EPOCHREALTIME:-} own_hold=""
     runs=$((runs + 1))
     rd="$dir/run-$runs"
     mkdir -p "$rd"
+    gpu_busy=""
+    # A run that times nothing holds the GPU shared for itself alone, so
+    # that a timing waiting for the GPU waits for one run, not a grading.
+    if [ -n "$gpu_lock_fd" ] && [ -z "$gpu_held" ]; then
+        if ! gpu_hold_logged -s; then
+            gpu_busy="the GPU stayed busy with other runs for ${gpu_lock_wait} s${gpu_lock_note:+ ($gpu_lock_note)}"
+            run_rc=125
+            log "run $runs ($who): not run: $gpu_busy"
+            return
+        fi
+        own_hold=yes
+    fi
     : >"$rd/out"
     : >"$rd/err"
     : >"$rd/result"
@@ -222,9 +234,10 @@ run_one() {
             >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&- {gpu_gate_fd}<&-
     fi
     exec {rfd}>&-
+    [ -z "$own_hold" ] || gpu_unlock
     sb_extra=()
     log "run $runs ($who): ${mode:+compute-sanitizer }$(basename "$prog") $args"
-    log "  exit status $run_rc"
+    log "  exit status $run_rc${started:+ after $(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s}"
 }
 
 # judge_probe LAB...: decides judge_mode before the first run: "judge"
@@ -315,6 +328,10 @@ log_detail() {
 # its token); sets verdict, reason.
 judged() {
     local seed
+    if [ -n "${gpu_busy:-}" ]; then
+        verdict=SKIP reason=$gpu_busy what="" detail=""
+        return
+    fi
     seed=$(sed -n 's/.*--seed \([0-9]*\).*/\1/p' <<<"$2")
     judge "$run_rc" "$rd" "$wall_used" "$cap" "$lab" "$seed"
     log "  $1: $verdict${what:+: $what}${detail:+: $detail}"
@@ -637,6 +654,8 @@ main() {
                         verdict=SKIP reason=$gpu_reason
                     else
                         judge_probe "${labs[@]}"
+                        # From here each run holds the GPU for itself (run_one).
+                        gpu_unlock
                     fi
                     held=yes
                 fi
