@@ -69,8 +69,9 @@ CASES
         assert_equal "$(kv "bad-timed-runs-g-$g")" 0
         assert_at_least "$(kv "groups-picked-g-$g")" 0.5 "share of groups the warps picked at G=$g"
     done
-    # At the default size the sweep reaches random well before the whole array.
-    [ -n "$last" ] || fail "the sweep timed every G"
+    # At the default size the sweep reaches random well before the whole
+    # array, where memory bounds the kernel (see sweep-hidden).
+    [ -n "$last" ] || [ -n "$(kv sweep-hidden)" ] || fail "the sweep timed every G"
 }
 
 # bats test_tags=gpu
