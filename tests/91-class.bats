@@ -329,4 +329,15 @@ print("ok")
 PY
     assert_success
     assert_output ok
+    # Graded on a GPU: the class's Canvas CSV and the Gradescope results of
+    # the student graded in full, kept as the suite's evidence.
+    if has_gpu; then
+        mkdir -p "$KIT_BUILD/tests/evidence"
+        cp "$out/canvas.csv" "$KIT_BUILD/tests/evidence/canvas.csv"
+        local f
+        for f in "$out"/students/*/results.json; do
+            python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1], encoding="utf-8"))["score"] <= 0)' "$f" &&
+                cp "$f" "$KIT_BUILD/tests/evidence/results.json"
+        done
+    fi
 }
