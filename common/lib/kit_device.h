@@ -133,7 +133,7 @@ static inline unsigned long long kit_pow2_floor(unsigned long long v)
  * lab streams through) is at least KIT_L2_MULTIPLE times the L2, and at
  * least KIT_MIN_DEFAULT_SIZE; then capped to the largest power of two whose
  * allocation (alloc_bytes_per_element) takes at most half the free memory.
- * A cache of 50-60 MB hides what a 1.5 MB one showed at 16 MB: sizing from
+ * A cache of tens of MB hides what a 1.5 MB one showed at 16 MB: sizing from
  * the L2 makes the effect show on every GPU.
  */
 static inline unsigned long long kit_default_size(long long l2_bytes, long long free_bytes,
