@@ -336,8 +336,9 @@ PY
         cp "$out/canvas.csv" "$KIT_BUILD/tests/evidence/canvas.csv"
         local f
         for f in "$out"/students/*/results.json; do
-            python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1], encoding="utf-8"))["score"] <= 0)' "$f" &&
+            if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1], encoding="utf-8"))["score"] <= 0)' "$f"; then
                 cp "$f" "$KIT_BUILD/tests/evidence/results.json"
+            fi
         done
     fi
 }
