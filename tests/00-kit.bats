@@ -362,7 +362,7 @@ CASES
         (
             # Each run holds the GPU shared for itself (a lock of its own):
             # a timing elsewhere waits for one run, not for all of them.
-            gpu_lock_fd="" gpu_gate_fd="" gpu_held=""
+            gpu_hold_forget
             BATS_TEST_DESCRIPTION="$BATS_TEST_DESCRIPTION ($lab)"
             for tool in "${tools[@]}"; do
                 kit_gpu_lock -s

@@ -163,7 +163,7 @@ kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
     [ -n "${KIT_LOCK_DIR:-}" ] || return 0
     if [ -z "$gpu_lock_fd" ]; then
         uuid=$("$KIT_BUILD/bin/kit-query" 2>/dev/null | sed -n 's/^uuid: //p')
-        key=$(printf '%s' "${uuid:-gpu0}" | tr -c 'A-Za-z0-9._-' _)
+        key=$(gpu_hold_key "${uuid:-gpu0}")
         gpu_hold_open "$KIT_LOCK_DIR/gpu-$key.lock" "$KIT_LOCK_DIR/gpu-$key.gate"
     fi
     [ "$1" = -u ] || [ -z "${KIT_LOCK_LOG:-}" ] ||

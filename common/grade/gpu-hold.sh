@@ -15,6 +15,13 @@
 
 gpu_lock_fd="" gpu_gate_fd="" gpu_held=""
 
+# gpu_hold_key UUID: the part of the lock files' names that names the GPU.
+gpu_hold_key() { printf '%s' "$1" | tr -c 'A-Za-z0-9._-' _; }
+
+# gpu_hold_forget: in a subshell that is to hold the GPU for itself: its
+# parent's descriptors are the parent's hold, not its own.
+gpu_hold_forget() { gpu_lock_fd="" gpu_gate_fd="" gpu_held=""; }
+
 # gpu_hold_open LOCK GATE: opens the two files (creating them, readable by
 # all, where they are missing). Returns 1 if either cannot be opened.
 gpu_hold_open() {

@@ -306,9 +306,6 @@ mode_note() {
     fi
 }
 
-# lock_mode LAB...: "shared" where no lab here is timed for points (every
-# metric none): such a grading may share the GPU with others that time
-# nothing; else "alone".
 # lab_judged LAB: its verdicts come from the kit's judge (its contract does
 # not leave the student's host code driving the GPU; Makefile: JUDGED).
 lab_judged() { ! grep -q KIT_STUDENT_HOST_CODE "$kit_top/common/harness/$1.h"; }

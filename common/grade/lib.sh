@@ -644,7 +644,7 @@ source "$kit_grade_dir/gpu-hold.sh"
 gpu_lock_wait=""
 gpu_lock() {
     local key dir file
-    key=$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' _)
+    key=$(gpu_hold_key "$1")
     dir=${KIT_LOCK_DIR:-/tmp/kit-gpu-locks}
     gpu_lock_note="" gpu_lock_wait=$2
     if [ ! -d "$dir" ] && ! mkdir -m 1777 "$dir" 2>/dev/null && [ ! -d "$dir" ]; then

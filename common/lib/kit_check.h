@@ -143,6 +143,16 @@ static inline void kit_check(cudaError_t err, const char *call, const char *file
 /* After a launch: configuration errors now; faults surface at the next sync. */
 #define KIT_CHECK_LAUNCH() kit_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
+/* The GPU's global nanosecond clock (%globaltimer), as a kernel reads it:
+ * the timelines' stamps, the counting build's per-warp trace, the judge's
+ * test fault. */
+static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 /* A lab's harness built as the grader's judge: the student's code runs in
  * a worker process of its own (kit_judge.h). */
 #if defined(KIT_JUDGE) && KIT_JUDGE && !defined(KIT_STUDENT_BUILD)

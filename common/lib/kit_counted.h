@@ -142,7 +142,7 @@ static __device__ __forceinline__ void kit_trace_touch(unsigned long long warp)
 
     if (!kit_count_cfg.trace || warp >= kit_count_cfg.trace_cap)
         return;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    now = kit_globaltimer();
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     r = &kit_count_cfg.trace[warp];
     atomicMin(&r->start, now);

@@ -422,11 +422,9 @@ static inline kit_wire_ptr kit_judge_wire(const void *p)
  * it (it only makes the judge slower). */
 static __global__ void kit_judge_spin_kernel(unsigned long long ns)
 {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    while (t - t0 < ns);
+    unsigned long long t0 = kit_globaltimer();
+    while (kit_globaltimer() - t0 < ns)
+        ;
 }
 
 static inline void kit_judge_test_delay(cudaStream_t stream)

@@ -33,13 +33,6 @@ enum { KIT_OP_H2D, KIT_OP_KERNEL, KIT_OP_D2H, KIT_OP_OTHER, KIT_NOPS };
 static const char kit_op_glyph[KIT_NOPS] = {'>', '#', '<', '='};
 static const char *const kit_op_name[KIT_NOPS] = {"h2d", "kernel", "d2h", "other"};
 
-static __device__ __forceinline__ unsigned long long kit_globaltimer(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* ---- kernels: each block's start and end ------------------------------------ */
 
 /* One block of a traced launch; launch 0 marks an empty slot. */
