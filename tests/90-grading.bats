@@ -221,6 +221,31 @@ EOF
     [ "$mid" = 15 ] || fail "halfway in log(ratio): $mid, not 15"
 }
 
+@test "timed pairs: a second pair only where the first pair's ratio could still change the points" {
+    grade_lib
+    # Clear of every boundary by 10%: one pair is enough.
+    for r in 0.5 1.0 1.13 3.4 5 9.0 11.1 40; do
+        speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should be clear after one pair"
+    done
+    # Near a boundary, or where the points still move with the ratio.
+    for r in 1.14 1.25 1.3 2.0 2.8 3.0 3.29 9.1 10 10.9; do
+        ! speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should time a second pair"
+    done
+    # perf-clear 0 only stops where the points cannot move at all.
+    ! speed_clear 2.0 1.25 3.0 10 0 || fail "2.0x moves the points"
+    # Wherever it stops, 10% either way gives the same points and verdict.
+    for i in $(seq 1 100); do
+        r=$(awk -v i="$i" 'BEGIN { printf "%.4f", 0.4 * exp(i * 0.036) }')
+        speed_clear "$r" 1.25 3.0 10 0.1 || continue
+        for q in $(awk -v r="$r" 'BEGIN { printf "%.6f %.6f", r / 1.1, r * 1.1 }'); do
+            [ "$(speed_points "$q" 20 0.5 1.25 3.0)" = "$(speed_points "$r" 20 0.5 1.25 3.0)" ] ||
+                fail "stopped at $r x, but $q x gives other points"
+            [ "$(awk -v a="$q" 'BEGIN { print (a > 10) }')" = "$(awk -v a="$r" 'BEGIN { print (a > 10) }')" ] ||
+                fail "stopped at $r x, but $q x has another verdict"
+        done
+    done
+}
+
 # holder ROLE MODE [WAIT]: in the background, holds the lock of folder $d
 # as MODE (gpu-hold.sh), writes ROLE's "got" or "gave up" with the time
 # into $d/log, and keeps it until $d/ROLE.go exists (20 s at most).

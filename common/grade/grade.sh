@@ -421,13 +421,31 @@ grade_checks() {
 # points, ratio.
 grade_speed() {
     local lab name prog ref args p who value refs=() mine=() t_ref t_mine
-    local max full zero share slow
+    local max full zero share slow pairs clear
     lab_setup "$1"
     verdict=FAIL points=0 ratio=""
     # Draws of their own, apart from the checked runs'.
     rng_seed $(((grading_seed * 100 + 10#${lab%%-*}) * 2 + 1))
+    full=$(conf_get "$lab" full-marks-within)
+    zero=$(conf_get "$lab" no-speed-marks-beyond)
+    share=$(conf_get "$lab" speed-share)
+    slow=$(conf_get "$lab" too-slow-beyond)
+    pairs=$(conf_get "$lab" perf-pairs)
+    clear=$(conf_get "$lab" perf-clear)
     log "== $lab: the timed runs, with the GPU alone"
-    for ((p = 1; p <= $(conf_get "$lab" perf-pairs); p++)); do
+    for ((p = 1; p <= pairs; p++)); do
+        # A pair more only where it could change the points: the ratio so
+        # far lies within perf-clear of a boundary (full-marks-within,
+        # no-speed-marks-beyond, too-slow-beyond) or between them.
+        if [ "$p" -gt 1 ] && [ -n "$clear" ] && [ "$clear" != 0 ]; then
+            t_ref=$(printf '%s\n' "${refs[@]}" | median)
+            t_mine=$(printf '%s\n' "${mine[@]}" | median)
+            ratio=$(awk -v a="$t_mine" -v b="$t_ref" 'BEGIN { if (a > 0 && b > 0) printf "%.4f", a / b }')
+            if [ -n "$ratio" ] && speed_clear "$ratio" "$full" "$zero" "$slow" "$clear"; then
+                log "clear after $((p - 1)) of $pairs pair(s): ${ratio}x is more than $clear of itself from every boundary of the points"
+                break
+            fi
+        fi
         expand_args "$(conf_get "$lab" perf-args)"
         args="$drawn${metric_row:+ --focus $metric_row}"
         for who in $([ $((p % 2)) = 1 ] && echo "reference student" || echo "student reference"); do
@@ -462,10 +480,6 @@ grade_speed() {
     t_mine=$(printf '%s\n' "${mine[@]}" | median)
     ratio=$(awk -v a="$t_mine" -v b="$t_ref" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b }')
     log "$metric: student median $t_mine ms, reference median $t_ref ms: ${ratio:-?}x"
-    full=$(conf_get "$lab" full-marks-within)
-    zero=$(conf_get "$lab" no-speed-marks-beyond)
-    share=$(conf_get "$lab" speed-share)
-    slow=$(conf_get "$lab" too-slow-beyond)
     if [ -z "$ratio" ]; then
         verdict=FAIL reason="its $metric could not be compared with the reference's"
     elif awk -v r="$ratio" -v z="$slow" 'BEGIN { exit !(r > z) }'; then

@@ -627,6 +627,17 @@ speed_points() {
         printf "%.1f", p * (1 - s) + p * s * x }' | sed 's/\.0$//'
 }
 
+# speed_clear RATIO FULL ZERO SLOW CLEAR: true where the points of RATIO
+# (speed_points; beyond SLOW: FAIL) cannot change while the ratio moves by
+# a share CLEAR of itself either way: at most FULL / (1 + CLEAR), between
+# ZERO * (1 + CLEAR) and SLOW / (1 + CLEAR), or SLOW * (1 + CLEAR) and
+# beyond. Where it is, the grader times no further pair.
+speed_clear() {
+    awk -v r="$1" -v f="$2" -v z="$3" -v s="$4" -v c="$5" 'BEGIN {
+        k = 1 + c
+        exit !(r > 0 && (r * k <= f || (r >= z * k && r * k <= s) || r >= s * k)) }'
+}
+
 # ===========================================================================
 # GPU locks: one grading per GPU on this machine, whoever runs it
 # ===========================================================================
