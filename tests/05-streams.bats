@@ -292,6 +292,27 @@ UNITS
 }
 
 # bats test_tags=gpu
+@test "05: --focus (the grader's timed runs) leaves out the timeline and the examples, still checking every run; --timeline brings the timeline back" {
+    require_gpu
+    run "$REF" --size 1M --streams 4 --focus depth-first-4
+    assert_success
+    assert_line "timeline-and-examples: left out (--focus)"
+    assert_line "wrong-elements: 0"
+    assert_line --regexp "^reps-depth-first-4: [0-9]+"
+    assert_line "reps-breadth-first-4: 1"
+    refute_line --regexp "^(units-|timeline-chunks|overlap-judged)"
+    assert_output --partial "the timeline (and its overlap) is not judged in this run"
+    run "$REF" --size 1M --streams 4 --focus depth-first-4 --timeline "$BATS_TEST_TMPDIR/tl.csv"
+    assert_success
+    assert_line "timeline-and-examples: run"
+    assert_line "timeline-chunks: 4"
+    # Without --focus: both, as always.
+    run "$REF" --size 1M --streams 4 --reps 1
+    assert_success
+    assert_line "timeline-and-examples: run"
+    assert_line --regexp "^units-two-kernels-depth-first: "
+}
+
 @test "05: --seed is used and printed; --csv writes the table; --timeline writes every operation" {
     require_gpu_alone
     local csv="$BATS_TEST_TMPDIR/table.csv" tl="$BATS_TEST_TMPDIR/timeline.csv"
