@@ -63,6 +63,11 @@ static inline void kit_device_open(int ordinal, kit_device *d)
     int count = 0;
 
     memset(d, 0, sizeof *d);
+#if defined(KIT_JUDGE) && KIT_JUDGE && !defined(KIT_STUDENT_BUILD)
+    /* The grader's judge: its worker starts now, so that the two CUDA
+     * contexts are made side by side, not one after the other. */
+    kit_judge_spawn();
+#endif
     KIT_CHECK(cudaGetDeviceCount(&count));
     if (count == 0)
         kit_check(cudaErrorNoDevice, "cudaGetDeviceCount", __FILE__, __LINE__);

@@ -13,7 +13,8 @@
  * only once the harness hands it to the student's code, so the expected
  * results and the kit's own scratch never leave the judge.
  *
- * The worker is started at the first call, from the command the grader
+ * The worker is started when the harness opens its GPU (kit_device_open),
+ * and greets the judge at the first call, from the command the grader
  * wrote NUL-separated into the file KIT_JUDGE_WORKER (the sandbox's
  * command line), with the socket on its descriptor 3 and its output in
  * KIT_JUDGE_WORKER_LOG; it never sees the judge's environment. The judge
