@@ -403,8 +403,9 @@ report: need-nvcc
 # The test tools first: a missing Bats is said at once, not after the build.
 test:
 	@bash tests/setup-bats.sh
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) -s --no-print-directory $(PARALLEL) test-judges
+	$(if $(ARCH_NOTE),@echo "$(ARCH_NOTE)")
+	@command -v $(firstword $(NVCC)) >/dev/null 2>&1 || $(MAKE) --no-print-directory need-nvcc
+	@$(MAKE) --no-print-directory $(PARALLEL) build test-judges
 	@bash tests/run.sh $(TESTS)
 
 # Grading (common/grade/grade.sh, settings in common/grade/grading.conf). The
