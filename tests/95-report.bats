@@ -560,7 +560,7 @@ EOF
             fail "$(figure_series 01-coalescing-time)"
     fi
     kit_gpu_lock -x
-    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=05 SEED=3 ARGS="--size 8M"
+    KIT_BUILD="$k/build" run make -s --no-print-directory -C "$k" report LAB=05 SEED=3 ARGS="--size 4M"
     assert_success
     assert_output --partial "make report: 05-streams: your program PASS; the reference PASS"
     run python3 "$CHECK" "$k/build/report/report.html"
