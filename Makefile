@@ -93,7 +93,9 @@ REFERENCE := $(addprefix $(BUILD)/solutions/,$(PROGS))
 # script that breaks lab NN's reference one way, built like a student's file
 # into build/tests/fixtures/labNN/NAME.
 FIXTURES := $(patsubst tests/fixtures/%.sed,$(BUILD)/tests/fixtures/%,$(wildcard tests/fixtures/lab[0-9][0-9]/*.sed))
-TOOLS := $(BUILD)/bin/kit-query $(BUILD)/tests/kit-unit $(BUILD)/tests/kit-query-sm75 $(FIXTURES)
+TOOLS := $(BUILD)/bin/kit-query
+# What only the tests need: make test builds them, make does not.
+TEST_TOOLS := $(BUILD)/tests/kit-unit $(BUILD)/tests/kit-query-sm75 $(FIXTURES)
 
 # make run LAB=01 (or 1, 01-coalescing, coalescing); REF=1 runs the reference.
 LAB ?=
@@ -104,7 +106,7 @@ lab_dir = $(call lab_match,$(LAB))
 
 .DELETE_ON_ERROR:
 .SECONDEXPANSION:
-.PHONY: all build labs solutions tools lab run sanitize profile demo test check grade-class query clean help \
+.PHONY: all build labs solutions tools test-tools lab run sanitize profile demo test check grade-class query clean help \
 	need-nvcc need-lab need-lab-name need-gpu
 
 all: need-nvcc
@@ -115,6 +117,7 @@ build: labs solutions tools
 labs: $(STUDENT)
 solutions: $(REFERENCE)
 tools: $(TOOLS)
+test-tools: $(TEST_TOOLS)
 
 need-nvcc:
 	@command -v $(firstword $(NVCC)) >/dev/null 2>&1 || { \
@@ -405,7 +408,7 @@ test:
 	@bash tests/setup-bats.sh
 	$(if $(ARCH_NOTE),@echo "$(ARCH_NOTE)")
 	@command -v $(firstword $(NVCC)) >/dev/null 2>&1 || $(MAKE) --no-print-directory need-nvcc
-	@$(MAKE) --no-print-directory $(PARALLEL) build test-judges
+	@$(MAKE) --no-print-directory $(PARALLEL) build test-tools test-judges
 	@bash tests/run.sh $(TESTS)
 
 # Grading (common/grade/grade.sh, settings in common/grade/grading.conf). The
