@@ -246,6 +246,23 @@ EOF
     done
 }
 
+@test "GPU lock: under CUDA MPS each graded run holds the GPU alone (one client's fault ends every client's work)" {
+    grade_lib
+    local d="$BATS_TEST_TMPDIR/mps"
+    mkdir -p "$d"
+    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+    CUDA_MPS_PIPE_DIRECTORY=$d
+    ! under_mps || fail "no MPS control pipe, no share asked for: not under MPS"
+    : >"$d/control"
+    under_mps || fail "an MPS control pipe: under MPS"
+    rm "$d/control"
+    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 under_mps || fail "a share asked for: under MPS"
+    # The grader's runs: shared by default, alone once MPS is seen.
+    [ "$gpu_run_mode" = -s ]
+    grep -q 'gpu_hold_logged "$gpu_run_mode"' "$KIT_ROOT/common/grade/grade.sh"
+    grep -A2 '^ *if under_mps; then' "$KIT_ROOT/common/grade/grade.sh" | grep -q 'gpu_run_mode=-x'
+}
+
 # holder ROLE MODE [WAIT]: in the background, holds the lock of folder $d
 # as MODE (gpu-hold.sh), writes ROLE's "got" or "gave up" with the time
 # into $d/log, and keeps it until $d/ROLE.go exists (20 s at most).

@@ -313,10 +313,7 @@ assert_default_run_quick() {
     fail "the default run took $run_seconds s (at most $2 s)"
 }
 
-# under_mps: this process's GPU work goes through a CUDA MPS server.
-under_mps() {
-    [ -n "${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-}" ] || [ -e "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]
-}
+# under_mps (common/grade/gpu-hold.sh): the GPU is shared through CUDA MPS.
 
 # code_lines: the lines on stdin that hold code (not blank, not only a comment).
 code_lines() {

@@ -73,3 +73,11 @@ gpu_hold() {
     esac
     if [ "$how" = -u ]; then gpu_held=""; else gpu_held=$how; fi
 }
+
+# under_mps: this machine's CUDA programs share the GPU through a CUDA MPS
+# server (its control pipe is there, or a share of the SMs is asked for).
+# There a fatal fault of one client ends the work of every client beside it,
+# so the grader runs each program with the GPU alone.
+under_mps() {
+    [ -n "${CUDA_MPS_ACTIVE_THREAD_PERCENTAGE:-}" ] || [ -e "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]
+}

@@ -180,9 +180,11 @@ run_one() {
     mkdir -p "$rd"
     gpu_busy=""
     # A run that times nothing holds the GPU shared for itself alone, so
-    # that a timing waiting for the GPU waits for one run, not a grading.
+    # that a timing waiting for the GPU waits for one run, not a grading;
+    # under CUDA MPS alone (gpu_run_mode), where a fatal fault of one
+    # client ends the work of every client beside it.
     if [ -n "$gpu_lock_fd" ] && [ -z "$gpu_held" ]; then
-        if ! gpu_hold_logged -s; then
+        if ! gpu_hold_logged "$gpu_run_mode"; then
             gpu_busy="the GPU stayed busy with other runs for ${gpu_lock_wait} s${gpu_lock_note:+ ($gpu_lock_note)}"
             run_rc=125
             log "run $runs ($who): not run: $gpu_busy"
@@ -665,6 +667,10 @@ main() {
                         verdict=SKIP reason=$gpu_reason
                     else
                         judge_probe "${labs[@]}"
+                        if under_mps; then
+                            gpu_run_mode=-x
+                            log "the GPU is shared through CUDA MPS: each run holds it alone (a fatal fault of one MPS client ends the work of every client; NVIDIA's MPS documentation, error containment)"
+                        fi
                         # From here each run holds the GPU for itself (run_one).
                         gpu_unlock
                     fi

@@ -693,6 +693,10 @@ gpu_hold_logged() {
 # gpu_alone: the GPU alone, for the timed runs.
 gpu_alone() { gpu_hold_logged -x; }
 
+# How run_one holds the GPU for a run that times nothing: shared (-s), or
+# alone (-x) under CUDA MPS.
+gpu_run_mode=-s
+
 gpu_unlock() {
     [ -n "$gpu_held" ] || return 0
     [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) free grade.sh $$" >>"$KIT_LOCK_LOG"
