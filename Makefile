@@ -109,9 +109,10 @@ lab_dir = $(call lab_match,$(LAB))
 .PHONY: all build labs solutions tools test-tools lab run sanitize profile demo test check grade-class query clean help \
 	need-nvcc need-lab need-lab-name need-gpu
 
+# ALSO: more to build in the same parallel make (make test: the tests' tools).
 all: need-nvcc
 	$(if $(ARCH_NOTE),@echo "$(ARCH_NOTE)")
-	@$(MAKE) --no-print-directory $(PARALLEL) build
+	@$(MAKE) --no-print-directory $(PARALLEL) build $(ALSO)
 
 build: labs solutions tools
 labs: $(STUDENT)
@@ -406,9 +407,7 @@ report: need-nvcc
 # The test tools first: a missing Bats is said at once, not after the build.
 test:
 	@bash tests/setup-bats.sh
-	$(if $(ARCH_NOTE),@echo "$(ARCH_NOTE)")
-	@command -v $(firstword $(NVCC)) >/dev/null 2>&1 || $(MAKE) --no-print-directory need-nvcc
-	@$(MAKE) --no-print-directory $(PARALLEL) build test-tools test-judges
+	@$(MAKE) --no-print-directory all ALSO="test-tools test-judges"
 	@bash tests/run.sh $(TESTS)
 
 # Grading (common/grade/grade.sh, settings in common/grade/grading.conf). The

@@ -40,8 +40,13 @@ cell() {
     local n
     n=$(awk -v p="$1" '$2 == "bash" { c = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", c); if (c ~ p) { print $1; exit } }' "$list")
     [ -n "$n" ] || fail "the notebook has no %%bash cell that runs '$1'"
-    run env -i PATH="$PATH" HOME="$content" LANG=C.UTF-8 ${KIT_LOCK_DIR:+KIT_LOCK_DIR="$KIT_LOCK_DIR"} \
-        ${CUDA_VISIBLE_DEVICES+CUDA_VISIBLE_DEVICES="$CUDA_VISIBLE_DEVICES"} \
+    # What CUDA needs of the environment, as the judge passes it to its
+    # worker (common/lib/kit_judge.h): the GPUs visible, and an MPS server's.
+    local keep=() v
+    for v in CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; do
+        [ -z "${!v+set}" ] || keep+=("$v=${!v}")
+    done
+    run env -i PATH="$PATH" HOME="$content" LANG=C.UTF-8 ${KIT_LOCK_DIR:+KIT_LOCK_DIR="$KIT_LOCK_DIR"} "${keep[@]}" \
         bash -c 'cd "$1" && bash "$2"' _ "$content" "$cells/$n.sh"
     echo "cell $n ($1): exit $status" >>"$BATS_TEST_TMPDIR/ran.txt"
 }

@@ -440,9 +440,7 @@ grade_speed() {
         # far lies within perf-clear of a boundary (full-marks-within,
         # no-speed-marks-beyond, too-slow-beyond) or between them.
         if [ "$p" -gt 1 ] && [ -n "$clear" ] && [ "$clear" != 0 ]; then
-            t_ref=$(printf '%s\n' "${refs[@]}" | median)
-            t_mine=$(printf '%s\n' "${mine[@]}" | median)
-            ratio=$(awk -v a="$t_mine" -v b="$t_ref" 'BEGIN { if (a > 0 && b > 0) printf "%.4f", a / b }')
+            speed_ratio 4
             if [ -n "$ratio" ] && speed_clear "$ratio" "$full" "$zero" "$slow" "$clear"; then
                 log "clear after $((p - 1)) of $pairs pair(s): ${ratio}x is more than $clear of itself from every boundary of the points"
                 break
@@ -478,9 +476,7 @@ grade_speed() {
             log "  $metric: $value ms"
         done
     done
-    t_ref=$(printf '%s\n' "${refs[@]}" | median)
-    t_mine=$(printf '%s\n' "${mine[@]}" | median)
-    ratio=$(awk -v a="$t_mine" -v b="$t_ref" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b }')
+    speed_ratio 2
     log "$metric: student median $t_mine ms, reference median $t_ref ms: ${ratio:-?}x"
     if [ -z "$ratio" ]; then
         verdict=FAIL reason="its $metric could not be compared with the reference's"
@@ -490,6 +486,15 @@ grade_speed() {
     else
         verdict=PASS reason="" points=$(speed_points "$ratio" "$max" "$share" "$full" "$zero")
     fi
+}
+
+# speed_ratio DIGITS (in grade_speed): t_ref and t_mine, the medians of its
+# refs and mine, and ratio, t_mine / t_ref to DIGITS decimals (empty where
+# either is missing).
+speed_ratio() {
+    t_ref=$(printf '%s\n' "${refs[@]}" | median)
+    t_mine=$(printf '%s\n' "${mine[@]}" | median)
+    ratio=$(awk -v a="$t_mine" -v b="$t_ref" -v d="$1" 'BEGIN { if (a > 0 && b > 0) printf "%." d "f", a / b }')
 }
 
 # lab_verdict LAB WHAT: keeps the lab's verdict, reason, points and ratio,
