@@ -231,6 +231,15 @@ EOF
     for r in 1.14 1.25 1.3 2.0 2.8 3.0 3.29 9.1 10 10.9; do
         ! speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should time a second pair"
     done
+    # The ratio of the medians, as the grader takes it after each pair.
+    refs=(2.0 2.2) mine=(2.4 2.5)
+    speed_ratio 4
+    [ "$t_ref $t_mine $ratio" = "2.1 2.45 1.1667" ] || fail "medians and ratio: $t_ref $t_mine $ratio"
+    speed_ratio 2
+    [ "$ratio" = 1.17 ] || fail "to 2 decimals: $ratio"
+    refs=() mine=(1)
+    speed_ratio 2
+    [ -z "$ratio" ] || fail "no reference time, yet a ratio: $ratio"
     # perf-clear 0 only stops where the points cannot move at all.
     ! speed_clear 2.0 1.25 3.0 10 0 || fail "2.0x moves the points"
     # Wherever it stops, 10% either way gives the same points and verdict.
@@ -244,6 +253,29 @@ EOF
                 fail "stopped at $r x, but $q x has another verdict"
         done
     done
+}
+
+@test "timed pairs in the grader: one pair where the ratio is clear, two where not, FAIL far beyond (the runs stood in for)" {
+    # grade.sh's grade_speed itself, its runs replaced: the reference times
+    # 1.00 ms, the student MINE ms; a run counter says how many ran.
+    run bash -c '
+        KIT_GRADE_LIB=1 source "$1/common/grade/grade.sh"
+        conf_load "$1/common/grade/grading.conf"
+        grading_seed=5 metric=time-x-ms metric_row=x
+        lab_setup() { lab=$1 ref=R prog=P max=20; }
+        log() { :; }
+        run_one() { n=$((n + 1)); }
+        judged() { verdict=PASS; }
+        metric_of() { if [ "$who" = reference ]; then echo 1.00; else echo "$MINE"; fi; }
+        for MINE in 1.02 1.3 20; do
+            n=0
+            grade_speed 01-coalescing
+            echo "$MINE: $n runs, $verdict $points"
+        done' _ "$KIT_ROOT"
+    assert_success
+    assert_line "1.02: 2 runs, PASS 20"
+    assert_line "1.3: 4 runs, PASS 19.6"
+    assert_line "20: 2 runs, FAIL 0"
 }
 
 @test "GPU lock: under CUDA MPS each graded run holds the GPU alone (one client's fault ends every client's work)" {

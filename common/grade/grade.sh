@@ -488,15 +488,6 @@ grade_speed() {
     fi
 }
 
-# speed_ratio DIGITS (in grade_speed): t_ref and t_mine, the medians of its
-# refs and mine, and ratio, t_mine / t_ref to DIGITS decimals (empty where
-# either is missing).
-speed_ratio() {
-    t_ref=$(printf '%s\n' "${refs[@]}" | median)
-    t_mine=$(printf '%s\n' "${mine[@]}" | median)
-    ratio=$(awk -v a="$t_mine" -v b="$t_ref" -v d="$1" 'BEGIN { if (a > 0 && b > 0) printf "%." d "f", a / b }')
-}
-
 # lab_verdict LAB WHAT: keeps the lab's verdict, reason, points and ratio,
 # and logs them (with WHAT: the runs' time); a lab whose speed is still to
 # be timed is logged then.

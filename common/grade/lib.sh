@@ -627,6 +627,15 @@ speed_points() {
         printf "%.1f", p * (1 - s) + p * s * x }' | sed 's/\.0$//'
 }
 
+# speed_ratio DIGITS (grade_speed's): t_ref and t_mine, the medians of the
+# arrays refs and mine (the reference's times and the student's), and
+# ratio, t_mine / t_ref to DIGITS decimals (empty where either is missing).
+speed_ratio() {
+    t_ref=$(printf '%s\n' "${refs[@]}" | median)
+    t_mine=$(printf '%s\n' "${mine[@]}" | median)
+    ratio=$(awk -v a="$t_mine" -v b="$t_ref" -v d="$1" 'BEGIN { if (a > 0 && b > 0) printf "%." d "f", a / b }')
+}
+
 # speed_clear RATIO FULL ZERO SLOW CLEAR: true where the points of RATIO
 # (speed_points; beyond SLOW: FAIL) cannot change while the ratio moves by
 # a share CLEAR of itself either way: at most FULL / (1 + CLEAR), between
