@@ -39,6 +39,11 @@ has_gpu() { "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; }
     run bash "$CLASS" --roster "$BATS_TEST_TMPDIR/none.csv" "$BATS_TEST_TMPDIR/subs" "$BATS_TEST_TMPDIR/out"
     assert_failure 64
     assert_output --partial "--roster needs a readable file"
+    for n in 0 x 100; do
+        run bash "$CLASS" --per-gpu "$n" "$BATS_TEST_TMPDIR/subs" "$BATS_TEST_TMPDIR/out"
+        assert_failure 64
+        assert_output --partial "--per-gpu needs a count from 1 to 99"
+    done
 }
 
 @test "grade-class: no class grading without a sandbox, unless --no-sandbox" {
@@ -101,8 +106,10 @@ has_gpu() { "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; }
     # CRLF, an archive named as it is, and a row for nobody.
     printf 'submission,student_id,name\r\nana,s001,Ana Lima\r\nhal_x,s008,"Hal X"\r\nben.tar.gz,s002,"Ben ""B"", Jr."\r\nnobody,s999,No One\r\n' >"$t/roster.csv"
 
-    run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --roster "$t/roster.csv" --labs 03 "$subs" "$out"
+    run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --roster "$t/roster.csv" --labs 03 \
+        --per-gpu 3 "$subs" "$out"
     echo "$output" >"$KIT_BUILD/grade-class-hostile.txt"
+    assert_output --regexp "grading 3 submissions at a time( on each GPU)? \\("
     # jon was not graded: the exit status says so.
     assert_failure 1
     assert_output --partial "NOT GRADED: jon: a symbolic link, not a submission"

@@ -62,8 +62,9 @@ options:
                        where the kit's references are built (default: OUT/.kit-build)
   --arch ARCH          the GPU architecture of the references and of every student's build
                        (default: this machine's, as make chooses; with --slurm -arch=all-major)
-  --gpus LIST          GPUs to use, e.g. 0,1 (default: all; two submissions per GPU at a time:
-                       one builds while the other holds the GPU for its runs)
+  --gpus LIST          GPUs to use, e.g. 0,1 (default: all)
+  --per-gpu N          submissions graded at a time on each GPU (default: a quarter of the
+                       CPU cores, 2 to 4): while some build, others run theirs on the GPU
   --submission-limit S seconds one submission may take in all, waiting for
                        its GPU included (default 3600)
   --no-sandbox         grade without isolation (refused otherwise where there is none)
@@ -303,7 +304,7 @@ gather() {
 
 main() {
     local slurm=0 wait=1 gres="gpu:1" gpus="" task="" slurm_options=() one_args=() i arch=""
-    local cpus=4 mem=16G throttle="" partition="" account=""
+    local cpus=4 mem=16G throttle="" partition="" account="" per_gpu=""
     labs_opt="" sanitize=0 sanitize_opt="" again=0 class_seed="" submission_limit=3600 roster=""
     sandbox_mode=require pass_on=() ref_opt="" assignment=""
     while [ $# -gt 0 ]; do
@@ -323,6 +324,9 @@ main() {
             [[ $# -ge 2 && -n $2 ]] || die_usage "--assignment needs a name"
             assignment=$2; shift 2 ;;
         --gpus) [ $# -ge 2 ] || die_usage "--gpus needs a list"; gpus=$2; shift 2 ;;
+        --per-gpu)
+            [[ $# -ge 2 && $2 =~ ^[1-9][0-9]?$ ]] || die_usage "--per-gpu needs a count from 1 to 99, e.g. --per-gpu 2"
+            per_gpu=$2; shift 2 ;;
         --reference-build) [ $# -ge 2 ] || die_usage "--reference-build needs a folder"; ref_opt=$2; shift 2 ;;
         --arch) [[ $# -ge 2 && -n $2 ]] || die_usage "--arch needs a value, e.g. -arch=sm_90"; arch=$2; shift 2 ;;
         --submission-limit)
@@ -469,8 +473,11 @@ main() {
         exit $?
     fi
 
-    # Two workers per GPU, each grading its share in turn: while one holds
-    # the GPU for its runs (grade.sh locks it), the other builds (niced).
+    # Workers per GPU, each grading its share in turn: while some build
+    # (niced), others run on the GPU. grade.sh's lock lets checked runs
+    # share the GPU and gives each timed run the GPU alone, so more workers
+    # change no time that is graded; by default a quarter of the cores (a
+    # build takes about one, a run's checks a few), 2 to 4.
     if [ -z "$gpus" ]; then
         if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
             gpus=$CUDA_VISIBLE_DEVICES
@@ -480,7 +487,19 @@ main() {
     fi
     local workers=() w=0 g
     IFS=, read -r -a workers <<<"${gpus:-none}"
-    workers=("${workers[@]}" "${workers[@]}")
+    if [ -z "$per_gpu" ]; then
+        per_gpu=$(($(nproc 2>/dev/null || echo 4) / 4))
+        [ "$per_gpu" -ge 2 ] || per_gpu=2
+        [ "$per_gpu" -le 4 ] || per_gpu=4
+    fi
+    local one=("${workers[@]}")
+    workers=()
+    for ((i = 0; i < per_gpu; i++)); do workers+=("${one[@]}"); done
+    if [ -n "$gpus" ]; then
+        say "grading $per_gpu submissions at a time on each GPU ($gpus; --per-gpu changes it)"
+    else
+        say "grading $per_gpu submissions at a time (no GPU found; --per-gpu changes it)"
+    fi
     for g in "${workers[@]}"; do
         (
             [ "$g" = none ] || export CUDA_VISIBLE_DEVICES=$g
