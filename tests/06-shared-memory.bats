@@ -136,7 +136,7 @@ CASES
 
 # bats test_tags=gpu
 @test "06: compute-sanitizer racecheck finds the race of a tile without its barrier, none in the reference" {
-    require_gpu
+    require_gpu_unlocked
     command -v compute-sanitizer >/dev/null 2>&1 || skip "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
     local dir="$BATS_TEST_TMPDIR/racy"
     mkdir -p "$dir"
@@ -145,6 +145,9 @@ CASES
     run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" graded GRADED_LAB="$LAB" \
         STUDENT_SRC="$dir/shared-memory.cu" GRADED_DIR="$dir/bin"
     assert_success
+    # Built: now the GPU, shared (a timing elsewhere waits for these runs,
+    # not for a compiler).
+    kit_gpu_lock -s
     run compute-sanitizer --tool racecheck --error-exitcode 99 "$dir/bin/shared-memory" --matrix 64 --reps 1
     assert_failure 99
     assert_output --regexp "(hazard|Race reported)"

@@ -117,13 +117,15 @@ PY
 
 # bats test_tags=gpu
 @test "colab on a GPU: Lab 01's skeleton builds, runs and FAILs pointing at its TODOs, is checked and reported" {
-    require_gpu
+    require_gpu_unlocked
     colab_kit
     cell nvidia-smi
     assert_success
     refute_output --partial "no GPU in this runtime"
     cell 'make -j'
     assert_success
+    # Built: now the GPU, shared with the tests that check results.
+    kit_gpu_lock -s
     # make gives 2 for any failure of its recipe: the program's FAIL too.
     cell 'make run LAB=01'
     assert_failure 2
