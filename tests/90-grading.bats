@@ -368,6 +368,38 @@ wait_for_line() {
          END { exit !(e["b"] <= s["c"] || e["c"] <= s["b"]) }' "$d/log" || fail "both alone at once: $output"
 }
 
+@test "GPU lock: a test that holds the GPU shared lets a waiting timing go first between two of its commands" {
+    d="$BATS_TEST_TMPDIR/locks"
+    mkdir -p "$d"
+    unset KIT_QUERY_CACHE
+    export KIT_LOCK_DIR="$d" KIT_LOCK_LOG="$d/holds.log"
+    kit_gpu_lock -s
+    [ "$gpu_held" = -s ]
+    local uuid key
+    uuid=$(kit_query 2>/dev/null | sed -n 's/^uuid: //p')
+    key=$(gpu_hold_key "${uuid:-gpu0}")
+    # A timing elsewhere: it waits for this test's hold, closing the gate.
+    (
+        gpu_hold_forget
+        gpu_hold_open "$d/gpu-$key.lock" "$d/gpu-$key.gate"
+        gpu_hold -x 20 && echo "timed $(date +%s%N)" >>"$d/log"
+    ) 3>&- &
+    for ((i = 0; i < 250; i++)); do flock -n -s "$d/gpu-$key.gate" true || break; sleep 0.02; done
+    ! flock -n -s "$d/gpu-$key.gate" true || fail "the timing's wait did not close the gate"
+    # Negative control: Bats' own run goes on holding; the timing waits.
+    kit_bats_run true
+    sleep 0.3
+    [ ! -e "$d/log" ] || fail "the timing ran beside a shared hold: $(cat "$d/log")"
+    # The kit's run lets it go first, then holds the GPU shared again.
+    run echo next
+    assert_output next
+    grep -q '^timed ' "$d/log" || fail "run did not let the waiting timing in"
+    [ "$gpu_held" = -s ] || fail "the test no longer holds the GPU"
+    wait
+    run grep -c ' free \| hold-s ' "$d/holds.log"
+    assert_output 3
+}
+
 @test "judge: the verdict comes from the result channel, never from stdout" {
     grade_lib
     d="$BATS_TEST_TMPDIR/run"

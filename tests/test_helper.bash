@@ -141,12 +141,35 @@ ref_program() { echo "$KIT_BUILD/solutions/$1/${1#*-}"; }
 # runs programs; other tests hold it themselves (below).
 require_gpu_unlocked() {
     local out
-    out=$("$KIT_BUILD/bin/kit-query" --check 2>&1) && return 0
+    out=$(kit_query --check) && return 0
     if [ "${KIT_REQUIRE_GPU:-0}" != 0 ]; then
         fail "KIT_REQUIRE_GPU=$KIT_REQUIRE_GPU, but the kit cannot use a GPU here: $out"
     fi
     out=${out#*cannot run here: }
     skip "no usable GPU: ${out%%. *}"
+}
+
+# kit_query [--check]: kit-query's answer (its output, 2>&1, and its exit
+# status). Under tests/run.sh asked once per run and GPU selection, then
+# read from the lock folder: every test asks, and each asking opens a CUDA
+# context on the GPU, unlocked, beside whatever is being timed.
+kit_query() {
+    local cache="" out rc
+    if [ -n "${KIT_LOCK_DIR:-}" ] && [ -n "${KIT_QUERY_CACHE:-}" ]; then
+        cache="$KIT_QUERY_CACHE/$(printf '%s' "${1:-all} ${CUDA_VISIBLE_DEVICES-unset}" | cksum | cut -d' ' -f1)"
+        if [ -f "$cache.rc" ]; then
+            cat "$cache.out"
+            return "$(cat "$cache.rc")"
+        fi
+    fi
+    out=$("$KIT_BUILD/bin/kit-query" "$@" 2>&1)
+    rc=$?
+    if [ -n "$cache" ]; then
+        printf '%s\n' "$out" >"$cache.out.$$" && mv "$cache.out.$$" "$cache.out" &&
+            echo "$rc" >"$cache.rc.$$" && mv "$cache.rc.$$" "$cache.rc"
+    fi
+    printf '%s\n' "$out"
+    return "$rc"
 }
 
 # The GPU's lock: the grader's own (common/grade/gpu-hold.sh, flocks in
@@ -162,7 +185,7 @@ kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
     local uuid key
     [ -n "${KIT_LOCK_DIR:-}" ] || return 0
     if [ -z "$gpu_lock_fd" ]; then
-        uuid=$("$KIT_BUILD/bin/kit-query" 2>/dev/null | sed -n 's/^uuid: //p')
+        uuid=$(kit_query | sed -n 's/^uuid: //p')
         key=$(gpu_hold_key "${uuid:-gpu0}")
         gpu_hold_open "$KIT_LOCK_DIR/gpu-$key.lock" "$KIT_LOCK_DIR/gpu-$key.gate"
     fi
@@ -193,6 +216,27 @@ if ! declare -f teardown | grep -q kit_gpu_release; then
     }
 fi
 
+# kit_gpu_yield: a test that holds the GPU shared lets a timing that waits
+# for the GPU go first, between two of its commands (Bats' run, below): a
+# timing waits for one command of such a test, not for the whole test.
+kit_gpu_yield() {
+    [ "$gpu_held" = -s ] || return 0
+    # The gate is closed (held alone) only by a holder waiting to be alone.
+    if flock -n -s "$gpu_gate_fd"; then
+        flock -u "$gpu_gate_fd"
+        return 0
+    fi
+    kit_gpu_release
+    kit_gpu_lock -s
+}
+if ! declare -F kit_bats_run >/dev/null && declare -F run >/dev/null; then
+    eval "kit_bats_run() $(declare -f run | tail -n +2)"
+    run() {
+        kit_gpu_yield
+        kit_bats_run "$@"
+    }
+fi
+
 # require_gpu: a usable GPU, held with the tests that only check results.
 require_gpu() {
     require_gpu_unlocked
@@ -206,7 +250,7 @@ require_gpu_alone() {
 }
 
 # The number of GPUs the kit sees (needs one).
-gpus_visible() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^gpus-visible: //p'; }
+gpus_visible() { kit_query | sed -n 's/^gpus-visible: //p'; }
 
 # require_gpus N: require_gpu, then skips the test unless the kit sees N
 # GPUs, saying how many it sees. KIT_REQUIRE_GPU=N (or more) makes the
@@ -224,7 +268,7 @@ require_gpus() { # N [alone]
 }
 
 # Compute capability of GPU 0, e.g. 9.0 (needs a GPU).
-gpu_cc() { "$KIT_BUILD/bin/kit-query" | sed -n 's/^compute-capability: //p'; }
+gpu_cc() { kit_query | sed -n 's/^compute-capability: //p'; }
 
 # assert_usage_errors PROG: PROG rejects each command line on standard
 # input, written "ARGS|REASON", with exit 64 and a message holding REASON.
