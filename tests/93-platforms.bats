@@ -247,10 +247,10 @@ z = zipfile.ZipFile(sys.argv[1], "w"); z.writestr("/abs/labs/03-divergence/diver
 fake_autograder() {
     local root=$1
     shift
-    command -v zip >/dev/null 2>&1 && command -v unzip >/dev/null 2>&1 || skip "zip and unzip are not installed"
     mkdir -p "$root/source" "$root/submission"
-    bash "$KIT_ROOT/common/grade/gradescope/make-zip.sh" "$@" "$BATS_TEST_TMPDIR/ag.zip" >/dev/null
-    unzip -qq "$BATS_TEST_TMPDIR/ag.zip" -d "$root/source"
+    bash "$KIT_ROOT/common/grade/gradescope/make-zip.sh" "$@" "$BATS_TEST_TMPDIR/ag.zip" >/dev/null ||
+        fail "make-zip.sh failed"
+    unzip_to "$BATS_TEST_TMPDIR/ag.zip" "$root/source"
     cp "$root/source/run_autograder" "$root/run_autograder"
     if [ -d "$root/source/kit/solutions" ]; then
         mkdir -p "$root/source/kit/build/bin"

@@ -14,7 +14,7 @@
 #                       the container as the only isolation (refused
 #                       otherwise: an autograder failure says why)
 #
-# Dependencies: zip, python3.
+# Dependencies: python3 (its zipfile writes the zip).
 set -euo pipefail
 usage() { sed -n '2,18s/^# \{0,1\}//p' "$0"; }
 graded="" labs="" allow=no
@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ $# = 1 ] || { echo "usage: make-zip.sh [--graded OUT] [--labs LIST] [--allow-unsandboxed] ZIP" >&2; exit 64; }
-command -v zip >/dev/null 2>&1 || { echo "make-zip.sh: zip is not installed" >&2; exit 3; }
+command -v python3 >/dev/null 2>&1 || { echo "make-zip.sh: python3 is not installed" >&2; exit 3; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 zip=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -63,7 +63,17 @@ if [ -n "$graded" ]; then
     [ "$n" -gt 0 ] || { echo "make-zip.sh: no student graded in full in $graded/students" >&2; exit 3; }
 fi
 rm -f "$zip"
-(cd "$tmp" && zip -qr "$zip" .)
+# As `zip -r` would write it: every file under its path, with its mode.
+python3 - "$tmp" "$zip" <<'EOF' || { echo "make-zip.sh: could not write $zip" >&2; exit 3; }
+import os, sys, zipfile
+root, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            z.write(path, os.path.relpath(path, root))
+EOF
 if [ -n "$graded" ]; then
     echo "$zip: the gradings of $n submissions; upload it as the assignment's autograder, then Regrade All Submissions"
 else
