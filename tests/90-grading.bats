@@ -290,9 +290,28 @@ EOF
     rm "$d/control"
     CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 under_mps || fail "a share asked for: under MPS"
     # The grader's runs: shared by default, alone once MPS is seen.
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
     [ "$gpu_run_mode" = -s ]
-    grep -q 'gpu_hold_logged "$gpu_run_mode"' "$KIT_ROOT/common/grade/grade.sh"
+    [ "$(gpu_mode_for 01-coalescing)" = -s ]
+    grep -q 'gpu_hold_logged "$(gpu_mode_for "$lab")"' "$KIT_ROOT/common/grade/grade.sh"
     grep -A2 '^ *if under_mps; then' "$KIT_ROOT/common/grade/grade.sh" | grep -q 'gpu_run_mode=-x'
+    gpu_run_mode=-x
+    [ "$(gpu_mode_for 01-coalescing)" = -x ]
+}
+
+@test "GPU lock: Lab 05's runs hold the GPU alone, checked runs too (their verdict judges overlap); the other labs' checked runs share it" {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    local lab
+    for lab in $(kit_labs "$KIT_ROOT"); do
+        if [ "$lab" = 05-streams ]; then
+            [ "$(gpu_mode_for "$lab")" = -x ] || fail "$lab: $(gpu_mode_for "$lab")"
+        else
+            [ "$(gpu_mode_for "$lab")" = -s ] || fail "$lab: $(gpu_mode_for "$lab")"
+        fi
+    done
+    # Where the harness judges overlap in a checked run, the lab says so.
+    grep -q 'copies ran beside kernels for only' "$KIT_ROOT/common/harness/05-streams.cu"
 }
 
 # holder ROLE MODE [WAIT]: in the background, holds the lock of folder $d

@@ -181,10 +181,11 @@ run_one() {
     gpu_busy=""
     # A run that times nothing holds the GPU shared for itself alone, so
     # that a timing waiting for the GPU waits for one run, not a grading;
-    # under CUDA MPS alone (gpu_run_mode), where a fatal fault of one
-    # client ends the work of every client beside it.
+    # alone (gpu_mode_for) under CUDA MPS, where a fatal fault of one
+    # client ends the work of every client beside it, and where the lab's
+    # checked verdict rests on times.
     if [ -n "$gpu_lock_fd" ] && [ -z "$gpu_held" ]; then
-        if ! gpu_hold_logged "$gpu_run_mode"; then
+        if ! gpu_hold_logged "$(gpu_mode_for "$lab")"; then
             gpu_busy="the GPU stayed busy with other runs for ${gpu_lock_wait} s${gpu_lock_note:+ ($gpu_lock_note)}"
             run_rc=125
             log "run $runs ($who): not run: $gpu_busy"

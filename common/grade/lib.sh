@@ -706,6 +706,19 @@ gpu_alone() { gpu_hold_logged -x; }
 # alone (-x) under CUDA MPS.
 gpu_run_mode=-s
 
+# gpu_mode_for LAB: how a run of LAB that times nothing holds the GPU:
+# alone (-x) under CUDA MPS, or where the lab's verdict rests on times even
+# in its checked runs (runs-alone = yes: Lab 05 judges its streams'
+# overlap, which another program's kernels beside it would break); else
+# shared (-s).
+gpu_mode_for() {
+    if [ "$gpu_run_mode" = -x ] || [ "$(conf_get "$1" runs-alone)" = yes ]; then
+        printf '%s' -x
+    else
+        printf '%s' -s
+    fi
+}
+
 gpu_unlock() {
     [ -n "$gpu_held" ] || return 0
     [ -z "${KIT_LOCK_LOG:-}" ] || echo "$(date +%s.%N) free grade.sh $$" >>"$KIT_LOCK_LOG"
