@@ -8,12 +8,13 @@ LAB=01-coalescing
 setup() {
     REF=$(ref_program "$LAB")
     SKELETON=$(lab_program "$LAB")
+    FIXTURES="$KIT_BUILD/tests/fixtures/lab01"
 }
 
 # --- CPU: the source, the command line, the no-GPU path ---------------------
 
 @test "01: the student's file holds only the student's code; the diff is the answers" {
-    assert_student_file "$LAB" 15 40
+    assert_student_file "$LAB" 15 60
 }
 
 @test "01: --help lists the options and exits 0" {
@@ -75,6 +76,9 @@ CASES
         assert_equal "$(kv "bad-timed-runs-$key")" 0
         assert_at_least "$(kv "reps-$key")" 2 "timed runs of $key"
     done
+    # TODO(5): the reference's own timing agrees with the kit's.
+    assert_line "own-timing: agrees"
+    assert_at_least "$(kv own-timing-kit-ms)" 1 "the launch timed for TODO(5), ms"
 }
 
 # bats test_tags=gpu
@@ -153,6 +157,40 @@ CASES
     assert_output --partial "full_coalesced_access: 4194304 of 4194304 elements are wrong; see TODO(1) and TODO(3)"
     assert_output --partial "non_coalesced_access: 4194304 of 4194304 elements are wrong; see TODO(2) and TODO(3)"
     assert_output --partial "row_sums_coalesced: 256 of 256 elements are wrong; see TODO(4)"
+    assert_output --partial "time_full_coalesced_ms returned 0 ms: no time at all"
+    assert_line "own-timing: no-time"
+}
+
+# bats test_tags=gpu
+@test "01: TODO(5): a timing that reads the time too early, brackets nothing or two launches fails; the reference's agrees" {
+    require_gpu
+    local f
+    for f in no-sync events-before-launch two-launches; do
+        assert [ -x "$FIXTURES/$f" ]
+    done
+    # The time read before the kernel ended (no cudaEventSynchronize).
+    run "$FIXTURES/no-sync" --size 4M --stride 1 --matrix 256
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --partial "time_full_coalesced_ms"
+    assert_output --partial "(TODO(5))"
+    refute_line "own-timing: agrees"
+    # Both events before the launch: far less than the kernel takes.
+    run "$FIXTURES/events-before-launch" --size 4M --stride 1 --matrix 256
+    assert_failure 1
+    assert_line "own-timing: disagrees"
+    assert_output --partial "less than the kernel takes"
+    # Two launches in each span: twice the kernel.
+    run "$FIXTURES/two-launches" --size 4M --stride 1 --matrix 256
+    assert_failure 1
+    assert_line "own-timing: disagrees"
+    assert_output --partial "more than the kernel takes"
+    # The reference, the same run: it agrees, within 0.8x to 1.25x.
+    run "$REF" --size 4M --stride 1 --matrix 256
+    assert_success
+    assert_line "own-timing: agrees"
+    awk -v a="$(kv own-timing-ms)" -v b="$(kv own-timing-kit-ms)" 'BEGIN { exit !(b > 0 && a / b >= 0.8 && a / b <= 1.25) }' ||
+        fail "the reference measured $(kv own-timing-ms) ms, the kit $(kv own-timing-kit-ms) ms"
 }
 
 # bats test_tags=gpu
@@ -187,6 +225,8 @@ CASES
     for key in full non stride-8 stream copy copy-kernel row-sums column-sums; do
         assert_line "reps-$key: 1"
     done
+    # The student's own timing (TODO(5)) is the checked runs' business.
+    assert_line "own-timing: not-run"
     # Without it, every row is timed until steady (the negative control).
     run "$REF" --size 1M --stride 8 --matrix 512
     assert_success

@@ -13,6 +13,8 @@
        unsigned long long seed))                                                                   \
     X(void, launch_row_sums, (const float *M, float *sums, unsigned int n))                       \
     X(void, launch_column_sums, (const float *M, float *sums, unsigned int n))                    \
-    X(void, launch_row_sums_coalesced, (const float *M, float *sums, unsigned int n))
+    X(void, launch_row_sums_coalesced, (const float *M, float *sums, unsigned int n))                  \
+    X(float, time_full_coalesced_ms,                                                               \
+      (const float *A, const float *B, float *C, unsigned int n, int iterations, int reps))
 
 #endif /* KIT_LAB_01_H */

@@ -68,6 +68,24 @@ void launch_non_coalesced_access(const float *A, const float *B, float *C, unsig
     /* TODO(3) */
 }
 
+/*
+ * TODO(5) Time a kernel yourself, as the course's experiments did. The kit
+ * times every kernel of this lab itself; here you time one:
+ * full_coalesced_access, through your launch_full_coalesced_access, on the
+ * arrays and with the iterations given. Return the median, in milliseconds,
+ * of `reps` timed launches (reps is odd, at most 15). Decide where a
+ * launch's two CUDA events go, when the host may read the time between
+ * them (a launch returns before its kernel ends), and what the first
+ * launch costs that the next ones do not. The calls: cudaEventCreate,
+ * cudaEventRecord, cudaEventSynchronize, cudaEventElapsedTime,
+ * cudaEventDestroy. The kit compares your figure with its own.
+ */
+float time_full_coalesced_ms(const float *A, const float *B, float *C, unsigned int n, int iterations,
+                             int reps)
+{
+    return 0.0f; /* TODO(5) */
+}
+
 /* ======== Part 2: make a kernel coalesced ================================= */
 
 /*

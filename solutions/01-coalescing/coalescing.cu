@@ -88,6 +88,48 @@ void launch_non_coalesced_access(const float *A, const float *B, float *C, unsig
     non_coalesced_access<<<blocks, threads>>>(A, B, C, n, iterations, np, seed);
 }
 
+/*
+ * TODO(5) Time a kernel yourself, as the course's experiments did. The kit
+ * times every kernel of this lab itself; here you time one:
+ * full_coalesced_access, through your launch_full_coalesced_access, on the
+ * arrays and with the iterations given. Return the median, in milliseconds,
+ * of `reps` timed launches (reps is odd, at most 15). Decide where a
+ * launch's two CUDA events go, when the host may read the time between
+ * them (a launch returns before its kernel ends), and what the first
+ * launch costs that the next ones do not. The calls: cudaEventCreate,
+ * cudaEventRecord, cudaEventSynchronize, cudaEventElapsedTime,
+ * cudaEventDestroy. The kit compares your figure with its own.
+ */
+float time_full_coalesced_ms(const float *A, const float *B, float *C, unsigned int n, int iterations,
+                             int reps)
+{
+    cudaEvent_t start, stop;
+    float ms[15] = {0.0f}, t;
+
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    /* A warm-up: the first launch also loads the kernel. */
+    launch_full_coalesced_access(A, B, C, n, iterations);
+    for (int i = 0; i < reps; i++) {
+        cudaEventRecord(start, 0);
+        launch_full_coalesced_access(A, B, C, n, iterations);
+        cudaEventRecord(stop, 0);
+        /* The launch returned at once: wait until the kernel has ended. */
+        cudaEventSynchronize(stop);
+        cudaEventElapsedTime(&ms[i], start, stop);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    /* The median: the middle one once sorted. */
+    for (int i = 1; i < reps; i++)
+        for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
+            t = ms[j];
+            ms[j] = ms[j - 1];
+            ms[j - 1] = t;
+        }
+    return ms[reps / 2];
+}
+
 /* ======== Part 2: make a kernel coalesced ================================= */
 
 /*
