@@ -697,7 +697,9 @@ int main(int argc, char **argv)
     }
     if (own.iterations && !(own.own_ms > 0)) {
         fprintf(stderr, "%s: time_full_coalesced_ms returned %g ms: no time at all (the kit measured %.3f ms "
-                        "for the same launch) (TODO(5))\n", kit_program, own.own_ms, own.kit_ms);
+                        "for the same launch): is the time read once the stop event is reached "
+                        "(cudaEventSynchronize)? Before that cudaEventElapsedTime returns cudaErrorNotReady "
+                        "and writes no time (TODO(5))\n", kit_program, own.own_ms, own.kit_ms);
         pass = 0;
     } else if (own.judged &&
                !(own.own_ms >= OWN_TIMING_LOW * own.kit_ms && own.own_ms <= OWN_TIMING_HIGH * own.kit_ms)) {
