@@ -13,7 +13,7 @@ setup() {
 # --- CPU -----------------------------------------------------------------------
 
 @test "06: the student's file holds only the student's code; the diff is the answers" {
-    assert_student_file "$LAB" 15 40
+    assert_student_file "$LAB" 15 50
 }
 
 @test "06: --help lists the options and exits 0" {
@@ -118,6 +118,22 @@ CASES
     assert_line "result: FAIL"
     assert_output --partial "transpose_shared: 65536 of 65536 elements are wrong; see TODO(1) and TODO(3)"
     assert_output --partial "transpose_padded: 65536 of 65536 elements are wrong; see TODO(2) and TODO(3)"
+    assert_output --partial "cudaMallocPitch: scale_rows: element 0 (row 0, column 0)"
+    assert_output --partial "(TODO(4))"
+}
+
+# bats test_tags=gpu
+@test "06: TODO(4): rows indexed cols apart, not pitch, pass where rows are packed and fail in cudaMallocPitch's" {
+    require_gpu
+    run "$KIT_BUILD/tests/fixtures/lab06/no-pitch" --matrix 256
+    assert_failure 1
+    assert_line "result: FAIL"
+    refute_output --partial "cudaMalloc, rows packed: scale_rows"
+    assert_output --regexp "cudaMallocPitch: scale_rows: element [0-9]+ \(row [1-9][0-9]*, column [0-9]+\) is .*row r starts pitch = [0-9]+ floats after row r - 1 \(TODO\(4\)\)"
+    # The reference, the same run.
+    run "$REF" --matrix 256
+    assert_success
+    refute_output --partial "(TODO(4))"
 }
 
 # bats test_tags=gpu

@@ -67,16 +67,6 @@ __global__ void bank_pattern(float *sink, unsigned int stride)
     sink[lane] = (float)v;
 }
 
-/* Part 3: each thread doubles one element of a rows x cols matrix whose
- * rows start pitch floats apart. */
-template <typename In, typename Out>
-__global__ void scale_rows(In in, Out out, unsigned int rows, unsigned int cols, unsigned int pitch)
-{
-    unsigned int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
-    if (c < cols && r < rows)
-        out[(size_t)r * pitch + c] = 2.0f * in[(size_t)r * pitch + c];
-}
-
 /* ---- Part 1: the transposes ---------------------------------------------------- */
 
 enum kind { COPY, NAIVE, SHARED, PADDED };
@@ -264,13 +254,33 @@ typedef struct {
     long long wrong;
 } pitch_row;
 
+/* The student's scale_rows (TODO(4)): out = 2 * in, rows pitch floats apart. */
+typedef struct {
+    const float *in;
+    float *out;
+    unsigned int rows, cols, pitch;
+    size_t pitch_bytes;
+} scale_job;
+
+static void scale_timed(void *p)
+{
+    const scale_job *j = (const scale_job *)p;
+    timed->launch_scale_rows(j->in, j->out, j->rows, j->cols, j->pitch);
+}
+
+static void scale_poison(void *p)
+{
+    const scale_job *j = (const scale_job *)p;
+    KIT_CHECK(cudaMemset2D(j->out, j->pitch_bytes, 0xff, j->cols * sizeof(float), j->rows));
+}
+
 static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigned int cols, const float *host,
                           float *back, kit_counter *k, const kit_policy *policy)
 {
     float *d_in, *d_out;
     size_t pitch;
-    dim3 block(256), grid((cols + 255) / 256, rows);
     kit_measurement m;
+    scale_job job;
 
     if (pitched) {
         KIT_CHECK(cudaMallocPitch((void **)&d_in, &pitch, cols * sizeof(float), rows));
@@ -285,37 +295,39 @@ static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigne
                            cudaMemcpyHostToDevice));
     unsigned int p = (unsigned int)(pitch / sizeof(float));
 
+    job.in = d_in;
+    job.out = d_out;
+    job.rows = rows;
+    job.cols = cols;
+    job.pitch = p;
+    job.pitch_bytes = pitch;
+
     kit_counter_reset(k, NULL, 0);
-    kit_count_configure_here(&k->cfg);
-    scale_rows<kit_counted_ptr<const float>, kit_counted_ptr<float> ><<<grid, block>>>(d_in, d_out, rows, cols, p);
+    counted->configure_counting(&k->cfg);
+    counted->launch_scale_rows(d_in, d_out, rows, cols, p);
     KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaDeviceSynchronize());
     pr->counts = kit_counter_read(k);
 
-    /* Checked, then timed: every timed run checked on the device too. */
-    KIT_CHECK(cudaMemset2D(d_out, pitch, 0xff, cols * sizeof(float), rows));
-    scale_rows<const float *, float *><<<grid, block>>>(d_in, d_out, rows, cols, p);
+    /* Checked, then timed: every timed run checked too. */
+    scale_poison(&job);
+    scale_timed(&job);
     KIT_CHECK_LAUNCH();
+    KIT_CHECK(cudaDeviceSynchronize());
     KIT_CHECK(cudaMemcpy2D(back, cols * sizeof(float), d_out, pitch, cols * sizeof(float), rows,
                            cudaMemcpyDeviceToHost));
     pr->wrong = 0;
     for (size_t i = 0; i < (size_t)rows * cols; i++)
         if (back[i] != 2.0f * host[i] && pr->wrong++ == 0)
-            fprintf(stderr, "%s: %s: element %zu is %.9g, not %.9g\n", kit_program, pr->name, i, back[i], 2.0f * host[i]);
+            fprintf(stderr, "%s: %s: scale_rows: element %zu (row %zu, column %zu) is %.9g, not %.9g: row r "
+                            "starts pitch = %u floats after row r - 1 (TODO(4))\n",
+                    kit_program, pr->name, i, i / cols, i % cols, back[i], 2.0f * host[i], p);
     {
-        kit_timer t;
-        float *ms = (float *)kit_host_alloc(sizeof(float) * 64);
-        int reps = policy->reps > 0 ? policy->reps : 15;
-        kit_timer_create(&t);
-        for (int r = 0; r < reps && r < 64; r++) {
-            kit_timer_start(&t, 0);
-            scale_rows<const float *, float *><<<grid, block>>>(d_in, d_out, rows, cols, p);
-            KIT_CHECK_LAUNCH();
-            kit_timer_stop(&t, 0);
-            ms[r] = kit_timer_ms(&t);
-        }
-        m.median_ms = kit_median(ms, reps < 64 ? reps : 64);
-        kit_timer_destroy(&t);
-        free(ms);
+        /* Each timed run is poisoned first (not timed) and left for the
+         * check below; the median is of steady runs, as everywhere. */
+        kit_work w = {scale_poison, scale_timed, NULL, &job, 0.0f, 0};
+        const kit_policy q = kit_policy_for(policy, pr->key);
+        m = kit_measure(&w, &q);
     }
     KIT_CHECK(cudaMemcpy2D(back, cols * sizeof(float), d_out, pitch, cols * sizeof(float), rows,
                            cudaMemcpyDeviceToHost));

@@ -9,6 +9,8 @@
 #define KIT_STUDENT_FUNCTIONS(X)                                                                   \
     X(void, launch_transpose_naive, (const float *in, float *out, unsigned int n))                 \
     X(void, launch_transpose_shared, (const float *in, float *out, unsigned int n))                \
-    X(void, launch_transpose_padded, (const float *in, float *out, unsigned int n))
+    X(void, launch_transpose_padded, (const float *in, float *out, unsigned int n))                \
+    X(void, launch_scale_rows,                                                                     \
+      (const float *in, float *out, unsigned int rows, unsigned int cols, unsigned int pitch))
 
 #endif /* KIT_LAB_06_H */

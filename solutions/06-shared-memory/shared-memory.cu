@@ -1,6 +1,6 @@
 /*
- * Lab 06: shared memory - a matrix transpose, bank conflicts. This file is
- * yours. Read handouts/06-shared-memory.md first.
+ * Lab 06: shared memory - a matrix transpose, bank conflicts, pitched
+ * arrays. This file is yours. Read handouts/06-shared-memory.md first.
  *
  *   make run LAB=06          build this file into the lab's program and run it
  *   make run LAB=06 REF=1    the same with the kit's answers
@@ -12,7 +12,8 @@
  * times it against a plain copy (the bandwidth ceiling), counts the segments
  * of every global request and the wavefronts of every shared-memory request
  * (one pass of the 32 banks; more than one is a bank conflict), and checks
- * every element.
+ * every element; then your scale_rows over a matrix with packed rows and
+ * over one from cudaMallocPitch.
  *
  * in_floats is `const float *`, out_floats `float *`, shared_float `float`.
  * The kit also builds this file with counting types in their place: keep
@@ -107,4 +108,31 @@ void launch_transpose_padded(const float *in, float *out, unsigned int n)
 {
     dim3 block(TILE, ROWS), grid((n + TILE - 1) / TILE, (n + TILE - 1) / TILE);
     transpose_padded<<<grid, block>>>(in, out, n);
+}
+
+/* ======== Part 3: pitched arrays ============================================ */
+
+/*
+ * TODO(4) scale_rows: out = 2 * in, element by element, for a rows x cols
+ * matrix whose rows start `pitch` floats apart (pitch >= cols: a row of
+ * cudaMallocPitch ends in padding; where the rows are packed, pitch ==
+ * cols). Which index holds element (r, c) of each array? Then its launch:
+ * which grid and block give every element a thread, whatever rows and
+ * cols are (the kit's cols is 1,000: no multiple of 32), and what must the
+ * threads past the end of a row do?
+ */
+__global__ void scale_rows(in_floats in, out_floats out, unsigned int rows, unsigned int cols,
+                           unsigned int pitch)
+{
+    unsigned int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+
+    if (c < cols && r < rows)
+        out[(size_t)r * pitch + c] = 2.0f * in[(size_t)r * pitch + c];
+}
+
+void launch_scale_rows(const float *in, float *out, unsigned int rows, unsigned int cols, unsigned int pitch)
+{
+    dim3 block(256), grid((cols + 255) / 256, rows);
+
+    scale_rows<<<grid, block>>>(in, out, rows, cols, pitch);
 }
