@@ -387,9 +387,14 @@ static inline kit_wire_ptr kit_judge_wire(const void *p)
 
     if (!p)
         return w;
-    for (int i = 0; i < kit_judge.nbuf; i++) {
-        kit_judge_buffer *b = &kit_judge.buf[i];
-        if (c < b->base || c > b->base + b->size)
+    /* The buffer that holds p; one that p is just past the end of only where
+     * none holds it (two buffers can be neighbours: a pointer to the start
+     * of one is not the end of the other). */
+    for (int i = 0; i < 2 * kit_judge.nbuf; i++) {
+        kit_judge_buffer *b = &kit_judge.buf[i % kit_judge.nbuf];
+        int holds = c >= b->base && (c < b->base + b->size || (b->size == 0 && c == b->base));
+        int just_past = c == b->base + b->size;
+        if (i < kit_judge.nbuf ? !holds : !just_past)
             continue;
         if (!b->shared) {
             struct {
