@@ -208,10 +208,13 @@ static void measure_kit(kit_row *row, void (*run)(void *), vec_run *r, const kit
 
 #define OWN_TIMING_REPS 7
 /* The kernel the student times lasts about this long, whatever the size: long
- * against the clocks' resolution and the judge's round trip. */
-#define OWN_TIMING_TARGET_MS 4.0
-/* Agreement with the kit's median. */
-#define OWN_TIMING_LOW 0.8
+ * against the clocks' resolution and against what the kit's figure holds
+ * beside the kernel where it is the judge's (its clock around the worker's
+ * call: a round trip and the launch, 0.5 ms measured on a busy H100). */
+#define OWN_TIMING_TARGET_MS 20.0
+/* Agreement with the kit's median: the kit's figure holds those extras, so
+ * the student's may be a little lower. */
+#define OWN_TIMING_LOW 0.75
 #define OWN_TIMING_HIGH 1.25
 
 typedef struct {

@@ -37,8 +37,10 @@ zip=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/kit/labs"
-cp "$here/setup.sh" "$here/run_autograder" "$tmp/"
-cp -R "$top/Makefile" "$top/common" "$top/solutions" "$tmp/kit/"
+cp -p "$here/setup.sh" "$here/run_autograder" "$tmp/"
+# With their times: a source newer than a build made from it would be built
+# again (the zip keeps them, and unzip sets them back).
+cp -Rp "$top/Makefile" "$top/common" "$top/solutions" "$tmp/kit/"
 {
     echo "# Written by make-zip.sh; read by setup.sh and run_autograder."
     echo "mode=$([ -n "$graded" ] && echo graded || echo gpu)"
