@@ -163,7 +163,9 @@ CASES
 
 # bats test_tags=gpu
 @test "01: TODO(5): a timing that reads the time too early, brackets nothing or two launches fails; the reference's agrees" {
-    require_gpu
+    # The figures are times: nothing else on the GPU (elsewhere a moving
+    # load makes the program leave them uncompared, with a note).
+    require_gpu_alone
     local f
     for f in no-sync events-before-launch two-launches; do
         assert [ -x "$FIXTURES/$f" ]
@@ -185,11 +187,11 @@ CASES
     assert_failure 1
     assert_line "own-timing: disagrees"
     assert_output --partial "more than the kernel takes"
-    # The reference, the same run: it agrees, within 0.75x to 1.25x.
+    # The reference, the same run: it agrees, within 0.75x to 1.5x.
     run "$REF" --size 4M --stride 1 --matrix 256
     assert_success
     assert_line "own-timing: agrees"
-    awk -v a="$(kv own-timing-ms)" -v b="$(kv own-timing-kit-ms)" 'BEGIN { exit !(b > 0 && a / b >= 0.75 && a / b <= 1.25) }' ||
+    awk -v a="$(kv own-timing-ms)" -v b="$(kv own-timing-kit-ms)" 'BEGIN { exit !(b > 0 && a / b >= 0.75 && a / b <= 1.5) }' ||
         fail "the reference measured $(kv own-timing-ms) ms, the kit $(kv own-timing-kit-ms) ms"
 }
 

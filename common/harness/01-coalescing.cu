@@ -211,16 +211,25 @@ static void measure_kit(kit_row *row, void (*run)(void *), vec_run *r, const kit
  * against the clocks' resolution and against what the kit's figure holds
  * beside the kernel where it is the judge's (its clock around the worker's
  * call: a round trip and the launch, 0.5 ms measured on a busy H100). */
-#define OWN_TIMING_TARGET_MS 20.0
+#define OWN_TIMING_TARGET_MS 10.0
 /* Agreement with the kit's median: the kit's figure holds those extras, so
- * the student's may be a little lower. */
+ * the student's may be a little lower; and a little higher where a short
+ * burst of other work on the GPU fell in the student's runs alone (the
+ * mistakes this looks for are 2x and more, or nearly nothing). */
 #define OWN_TIMING_LOW 0.75
-#define OWN_TIMING_HIGH 1.25
+#define OWN_TIMING_HIGH 1.5
+/* The kit times the launch before and after the student's call; where the
+ * two differ by more than this, other work shared the GPU meanwhile (a
+ * class graded side by side, a test beside this one) and no comparison is
+ * fair. */
+#define OWN_TIMING_STEADY 0.10
 
 typedef struct {
-    int judged;         /* 0: --focus, or the kernel too short to compare */
+    int judged;         /* 0: --focus, a short kernel, a sanitizer, a busy GPU */
+    const char *why;    /* why not judged */
     int iterations;     /* of the kernel timed */
-    double kit_ms;      /* the kit's median of the same launch */
+    double kit_ms;      /* the kit's median of the same launch, before and after */
+    double kit_before_ms, kit_after_ms;
     double own_ms;      /* the student's figure */
 } own_timing;
 
@@ -232,17 +241,17 @@ static void full_launch(void *p)
 
 /*
  * The kit times full_coalesced_access with as many iterations as make it
- * last about OWN_TIMING_TARGET_MS (from the full row's median), then asks
- * the student's time_full_coalesced_ms for the same launch.
+ * last about OWN_TIMING_TARGET_MS (from the full row's median), asks the
+ * student's time_full_coalesced_ms for the same launch, and times it again.
  */
 static own_timing time_it_yourself(const vec_run *r, const kit_row *full)
 {
     own_timing o;
     vec_run x = *r;
-    kit_policy p = kit_policy_default(0);
+    kit_policy p = kit_policy_default(3);
     kit_work w = {NULL, full_launch, NULL, &x, 0.0f, 0};
     double per = full->timed && r->iterations > 0 ? full->t.median_ms / r->iterations : 0.0;
-    double it = per > 0 ? ceil(OWN_TIMING_TARGET_MS / per) : 100000.0;
+    double it = per > 0 ? ceil(OWN_TIMING_TARGET_MS / per) : 100000.0, lo, hi;
 
     memset(&o, 0, sizeof o);
     x.kind = FULL;
@@ -251,12 +260,30 @@ static own_timing time_it_yourself(const vec_run *r, const kit_row *full)
     full_launch(&x);
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaDeviceSynchronize());
-    o.kit_ms = kit_measure(&w, &p).median_ms;
+    o.kit_before_ms = kit_measure(&w, &p).median_ms;
     o.own_ms = timed->time_full_coalesced_ms(x.v->dA, x.v->dB, x.v->dC, x.v->n, x.iterations, OWN_TIMING_REPS);
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaDeviceSynchronize());
-    o.judged = o.kit_ms >= OWN_TIMING_TARGET_MS / 4;
+    o.kit_after_ms = kit_measure(&w, &p).median_ms;
+    lo = o.kit_before_ms < o.kit_after_ms ? o.kit_before_ms : o.kit_after_ms;
+    hi = o.kit_before_ms < o.kit_after_ms ? o.kit_after_ms : o.kit_before_ms;
+    o.kit_ms = (lo + hi) / 2;
+    o.judged = 0;
+    if (kit_under_sanitizer())
+        o.why = "under compute-sanitizer the kernel is instrumented, not as fast as it runs";
+    else if (lo < OWN_TIMING_TARGET_MS / 4)
+        o.why = "the kernel is too short here";
+    else if (hi > (1 + OWN_TIMING_STEADY) * lo)
+        o.why = "other work shared the GPU meanwhile (the kit's figure moved)";
+    else
+        o.judged = 1;
     return o;
+}
+
+/* The student's figure agrees with the kit's. */
+static int own_agrees(const own_timing *o)
+{
+    return o->own_ms >= OWN_TIMING_LOW * o->kit_ms && o->own_ms <= OWN_TIMING_HIGH * o->kit_ms;
 }
 
 /* ---- Part 2: the matrix --------------------------------------------------- */
@@ -586,13 +613,12 @@ int main(int argc, char **argv)
                    100.0 * stream_gbs / copy_gbs, 100.0 * stream_gbs / copy_k_gbs);
         if (own.iterations)
             printf("\nyour own timing (TODO(5)): full_coalesced_access, %d iterations, median of %d:\n"
-                   "  you measured %.3f ms, the kit %.3f ms (%.2fx)%s\n", own.iterations, OWN_TIMING_REPS,
+                   "  you measured %.3f ms, the kit %.3f ms (%.2fx)%s%s\n", own.iterations, OWN_TIMING_REPS,
                    own.own_ms, own.kit_ms, own.kit_ms > 0 ? own.own_ms / own.kit_ms : 0.0,
                    !(own.own_ms > 0) ? ": no time (see below)"
-                   : !own.judged ? ": not compared, the kernel is too short here"
-                   : own.own_ms >= OWN_TIMING_LOW * own.kit_ms && own.own_ms <= OWN_TIMING_HIGH * own.kit_ms
-                       ? ": they agree"
-                       : ": they do not agree (see below)");
+                   : !own.judged ? ": not compared: "
+                   : own_agrees(&own) ? ": they agree" : ": they do not agree (see below)",
+                   own.judged || !(own.own_ms > 0) ? "" : own.why);
         printf("\ncourse, Tesla K40: 14.9x at 32,768 floats and 52.2x at 4,194,304 floats;\n"
                "1.00 against 30.6 and 31.1 transactions per request.\n");
         if (speedup > 0)
@@ -645,9 +671,12 @@ int main(int argc, char **argv)
         kit_kv("own-timing-ms", "%.4f", own.own_ms);
         kit_kv("own-timing-kit-ms", "%.4f", own.kit_ms);
     }
+    if (own.iterations) {
+        kit_kv("own-timing-kit-before-ms", "%.4f", own.kit_before_ms);
+        kit_kv("own-timing-kit-after-ms", "%.4f", own.kit_after_ms);
+    }
     kit_kv("own-timing", "%s", !own.iterations ? "not-run" : !(own.own_ms > 0) ? "no-time" : !own.judged ? "not-judged"
-                               : own.own_ms >= OWN_TIMING_LOW * own.kit_ms && own.own_ms <= OWN_TIMING_HIGH * own.kit_ms
-                                   ? "agrees" : "disagrees");
+                               : own_agrees(&own) ? "agrees" : "disagrees");
     kit_kv("expected-segments-per-request-non", "%.4f", expect_non);
     kit_kv("bandwidth-stream-gbs", "%.1f", stream_gbs);
     kit_kv("bandwidth-copy-gbs", "%.1f", copy_gbs);
@@ -689,6 +718,9 @@ int main(int argc, char **argv)
                 kit_program, kit_row_segments(&rows[0]));
         pass = 0;
     }
+    if (own.iterations && own.own_ms > 0 && !own.judged)
+        fprintf(stderr, "%s: note: time_full_coalesced_ms is not compared with the kit's figure: %s (TODO(5))\n",
+                kit_program, own.why);
     if (n < RANDOM_CHECK_MIN_SIZE)
         fprintf(stderr, "%s: note: at %u elements the random pattern is not judged (from %d on it is)\n",
                 kit_program, n, RANDOM_CHECK_MIN_SIZE);
@@ -704,8 +736,7 @@ int main(int argc, char **argv)
                         "(cudaEventSynchronize)? Before that cudaEventElapsedTime returns cudaErrorNotReady "
                         "and writes no time (TODO(5))\n", kit_program, own.own_ms, own.kit_ms);
         pass = 0;
-    } else if (own.judged &&
-               !(own.own_ms >= OWN_TIMING_LOW * own.kit_ms && own.own_ms <= OWN_TIMING_HIGH * own.kit_ms)) {
+    } else if (own.judged && !own_agrees(&own)) {
         double x = own.own_ms / own.kit_ms;
         fprintf(stderr, "%s: time_full_coalesced_ms: %.3f ms, but the kit measured %.3f ms for the same "
                         "launch (%.2fx; from %.2fx to %.2fx agree): %s (TODO(5))\n",
