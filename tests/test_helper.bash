@@ -150,9 +150,10 @@ require_gpu_unlocked() {
 }
 
 # kit_query [--check]: kit-query's answer (its output, 2>&1, and its exit
-# status). Under tests/run.sh asked once per run and GPU selection, then
-# read from the lock folder: every test asks, and each asking opens a CUDA
-# context on the GPU, unlocked, beside whatever is being timed.
+# status). Under tests/run.sh a good answer is asked once per run and GPU
+# selection, then read from the build folder: every test asks, and each
+# asking opens a CUDA context on the GPU, unlocked, beside whatever is
+# being timed. A failure is asked again by the next test.
 kit_query() {
     local cache="" out rc
     if [ -n "${KIT_LOCK_DIR:-}" ] && [ -n "${KIT_QUERY_CACHE:-}" ]; then
@@ -164,9 +165,9 @@ kit_query() {
     fi
     out=$("$KIT_BUILD/bin/kit-query" "$@" 2>&1)
     rc=$?
-    if [ -n "$cache" ]; then
-        printf '%s\n' "$out" >"$cache.out.$$" && mv "$cache.out.$$" "$cache.out" &&
-            echo "$rc" >"$cache.rc.$$" && mv "$cache.rc.$$" "$cache.rc"
+    if [ -n "$cache" ] && [ "$rc" = 0 ]; then
+        printf '%s\n' "$out" >"$cache.out.$BASHPID" && mv "$cache.out.$BASHPID" "$cache.out" &&
+            echo "$rc" >"$cache.rc.$BASHPID" && mv "$cache.rc.$BASHPID" "$cache.rc"
     fi
     printf '%s\n' "$out"
     return "$rc"

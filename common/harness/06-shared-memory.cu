@@ -450,10 +450,14 @@ int main(int argc, char **argv)
     measure_banks(banks, KIT_COUNT(banks), &r.counter, sink);
     KIT_CHECK(cudaFree(sink));
 
-    /* Part 3: enough rows for four L2s, at least 4,096. */
+    /* Part 3: enough rows for four L2s, at least 4,096, and at most 65,535:
+     * a launch with a block row per matrix row (a grid's y) reaches no
+     * further, and an L2 of 72 MB or more would ask for more. */
     prow = (unsigned int)((4ull * dev.l2_bytes) / (PITCH_COLS * 4));
     if (prow < 4096)
         prow = 4096;
+    if (prow > 65535)
+        prow = 65535;
     if (n_opt && prow > 4096)
         prow = 4096; /* a chosen (small) matrix: a small pitched part too */
     phost = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);

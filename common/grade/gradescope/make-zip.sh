@@ -69,9 +69,15 @@ rm -f "$zip"
 python3 - "$tmp" "$zip" <<'EOF' || { echo "make-zip.sh: could not write $zip" >&2; exit 3; }
 import os, sys, zipfile
 root, out = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+try:  # a file dated before 1980 gets 1980 (Python 3.8 and newer)
+    z = zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, strict_timestamps=False)
+except TypeError:
+    z = zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED)
+with z:
     for folder, dirs, files in os.walk(root):
         dirs.sort()
+        if folder != root:
+            z.write(folder, os.path.relpath(folder, root))
         for name in sorted(files):
             path = os.path.join(folder, name)
             z.write(path, os.path.relpath(path, root))
