@@ -112,10 +112,12 @@ void wait_for_chunks(const struct vector_pipeline *p)
 }
 
 /*
- * TODO(6) The two issue orders of the course. Depth-first queues all of
- * chunk 0's steps, then all of chunk 1's, and so on; breadth-first queues
- * every chunk's copy in, then every kernel, then every copy out. Both
- * return only when C is complete on the host.
+ * TODO(6) The two issue orders of the course: depth-first (one chunk at a
+ * time) and breadth-first (one stage at a time). In what order does each
+ * queue the chunks' copies in, kernels and copies out? Both return only
+ * when C is complete on the host. The kit reads the order your code queued
+ * its copies in; with one hardware queue the two orders take different
+ * times (the handout's question 9).
  */
 void pipeline_depth_first(const struct vector_pipeline *p)
 {

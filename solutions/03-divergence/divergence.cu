@@ -162,8 +162,9 @@ __global__ void mathKernel3(out_floats c, unsigned int n)
  * table: look at which side its threads take).
  *
  * TODO(3) How does C group `itid & 0x01 == 0`, and what does the branch
- * then do? Return the condition the book meant, with the shift and the
- * mask: nonzero for the threads of an even-numbered warp, 0 for the others.
+ * then do? Return the condition the book meant: nonzero for the threads of
+ * an even-numbered warp, 0 for the others. Which bits of tid hold the
+ * warp's number, and which one of them says even or odd?
  */
 __device__ int even_warp_bit_test(int tid)
 {
