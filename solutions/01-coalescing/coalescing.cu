@@ -69,7 +69,7 @@ __global__ void non_coalesced_access(in_floats A, in_floats B, out_floats C, uns
  * TODO(3) The launches, on the default stream. Choose the threads per
  * block and the blocks so that each of the n elements has its thread,
  * whatever n is. What bounds a block's size on every GPU, why should it be
- * a whole number of warps, and which threads of the grid have no element?
+ * a whole number of warps, and which threads then have no element?
  * (The course chose one size; Lab 04 measures what the choice costs.)
  */
 void launch_full_coalesced_access(const float *A, const float *B, float *C, unsigned int n,
