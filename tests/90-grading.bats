@@ -552,7 +552,7 @@ wait_for_line() {
     assert_output --partial "grading seed 11"
     assert_output --partial "make check SEED=11"
     assert_output --partial "Isolation: "
-    if "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; then
+    if kit_query --check >/dev/null; then
         assert_line --regexp "^03-divergence +PASS +20/20 "
     else
         assert_line --regexp "^03-divergence +SKIP +-/20 +no usable GPU: "

@@ -9,7 +9,7 @@ setup() {
     CLASS="$KIT_ROOT/common/grade/grade-class.sh"
 }
 
-has_gpu() { "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; }
+has_gpu() { kit_query --check >/dev/null; }
 
 # assert_fixture_verdicts OUT FIXTURE...: each fixture's lab got the
 # verdict its header expects, with its words in the reason (SKIP for lack

@@ -14,7 +14,7 @@ teardown() {
     slurm_stop
 }
 
-has_gpu() { "$KIT_BUILD/bin/kit-query" --check >/dev/null 2>&1; }
+has_gpu() { kit_query --check >/dev/null; }
 
 @test "grade-class: bad command lines exit 64 with the reason" {
     run bash "$CLASS" --help

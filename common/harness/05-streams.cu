@@ -397,6 +397,16 @@ static long long offset_in(const void *p, const unsigned int *base, unsigned int
     return q >= base && q < base + n ? (long long)(q - base) : -1;
 }
 
+/* What a recorded copy moved: a chunk of A or B in (KIT_OP_H2D), of C out
+ * (KIT_OP_D2H), or another copy; *row is where its chunk starts (-1). */
+static int copy_op(const data_t *d, const kit_copy_record *c, long long *row)
+{
+    long long a = offset_in(c->dst, d->dA, d->n), b = offset_in(c->dst, d->dB, d->n);
+    long long o = offset_in(c->src, d->dC, d->n);
+    *row = a >= 0 ? a : b >= 0 ? b : o;
+    return a >= 0 || b >= 0 ? KIT_OP_H2D : o >= 0 ? KIT_OP_D2H : KIT_OP_OTHER;
+}
+
 static int stream_index(const run_t *r, cudaStream_t s)
 {
     for (int i = 0; i < r->job.nchunks; i++)
@@ -452,14 +462,11 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
     for (int i = 0; i < ct->count; i++) {
         const kit_copy_record *c = &ct->rec[i];
         kit_span *s = &tl->spans[tl->nspans];
-        long long a = offset_in(c->dst, d->dA, d->n), b = offset_in(c->dst, d->dB, d->n);
-        long long o = offset_in(c->src, d->dC, d->n);
         if (!c->recorded) {
             tl->missed++;
             continue;
         }
-        s->op = a >= 0 || b >= 0 ? KIT_OP_H2D : o >= 0 ? KIT_OP_D2H : KIT_OP_OTHER;
-        s->row = a >= 0 ? a : b >= 0 ? b : o >= 0 ? o : -1;
+        s->op = copy_op(d, c, &s->row);
         s->stream = stream_index(r, c->stream);
         s->start = kit_clock_event_ms(&clock, c->start);
         s->end = kit_clock_event_ms(&clock, c->end);
@@ -531,12 +538,11 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
     if (check_run(r) == 0 && ct->missed == 0) {
         o.judged = 1;
         for (int i = 0; i < ct->count; i++) {
-            const kit_copy_record *c = &ct->rec[i];
-            long long a = offset_in(c->dst, r->d->dA, r->d->n), b = offset_in(c->dst, r->d->dB, r->d->n);
-            long long x = offset_in(c->src, r->d->dC, r->d->n), row = a >= 0 ? a : b >= 0 ? b : x;
-            if (row < 0)
+            long long row;
+            int op = copy_op(r->d, &ct->rec[i], &row);
+            if (op == KIT_OP_OTHER)
                 continue;
-            if (x >= 0) {
+            if (op == KIT_OP_D2H) {
                 if (first_out < 0) {
                     first_out = i;
                     out_row = row;
