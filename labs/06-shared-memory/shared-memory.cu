@@ -92,8 +92,9 @@ void launch_transpose_padded(const float *in, float *out, unsigned int n)
  * cudaMallocPitch ends in padding; where the rows are packed, pitch ==
  * cols). Which index holds element (r, c) of each array? Then its launch:
  * which grid and block give every element a thread, whatever rows and
- * cols are (the kit's cols is 1,000: no multiple of 32), and what must the
- * threads past the end of a row do?
+ * cols are (the kit's cols is 1,000: no multiple of 32; its rows, up to
+ * 65,535, the most a grid's y reaches), and what must the threads past the
+ * end of a row do?
  */
 __global__ void scale_rows(in_floats in, out_floats out, unsigned int rows, unsigned int cols,
                            unsigned int pitch)
