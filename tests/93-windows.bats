@@ -372,18 +372,23 @@ fake_uname() {
     require_gpu_alone
     skip_on_wsl "this test stands WSL 2 in for a Linux host's files; on WSL 2 itself the lab's own tests run"
     wsl2_root "$BATS_TEST_TMPDIR/w"
-    KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$(ref_program 05-streams)" --size 8M --streams 4
+    # A Linux host's GPU overlaps: the kit's pipeline takes well under its
+    # parts in turn. Each run measures the kit's own pipeline again, on the
+    # host's clock; a busy host can slow that one (the harness then rightly
+    # judges nothing; 1.001 once under MPS at 25% of an H100, 2026-11-27):
+    # up to three runs for one whose own pipeline overlapped, here and in
+    # the negative control below.
+    local try
+    for try in 1 2 3; do
+        KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$(ref_program 05-streams)" --size 8M --streams 4
+        awk -v s="$(kv kit-pipeline-share-of-parts)" 'BEGIN { exit !(s ~ /^[0-9.]+$/ && s + 0 < 0.9) }' && break
+    done
     assert_success
     assert_line "platform: wsl2"
     assert_output --partial "Platform: WSL 2 (Linux 5.15.133.1-microsoft-standard-WSL2)"
-    # A Linux host's GPU overlaps: the kit's pipeline takes well under its parts in turn.
     assert_at_least 0.9 "$(kv kit-pipeline-share-of-parts)" "the kit's pipeline against its parts"
     assert_line "overlap-judged: yes"
     # The negative control: kernels in the default stream still fail there.
-    # Each run measures the kit's own pipeline again; a busy host can slow
-    # that one (the harness then rightly judges nothing): up to three runs
-    # for one whose own pipeline overlapped.
-    local try
     for try in 1 2 3; do
         KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$KIT_BUILD/tests/fixtures/lab05/default-stream" --size 8M --streams 4
         awk -v s="$(kv kit-pipeline-share-of-parts)" 'BEGIN { exit !(s ~ /^[0-9.]+$/ && s + 0 < 0.9) }' && break
