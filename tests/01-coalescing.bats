@@ -76,8 +76,14 @@ CASES
         assert_equal "$(kv "bad-timed-runs-$key")" 0
         assert_at_least "$(kv "reps-$key")" 2 "timed runs of $key"
     done
-    # TODO(5): the reference's own timing agrees with the kit's.
-    assert_line "own-timing: agrees"
+    # TODO(5): the reference's own timing agrees with the kit's, or is not
+    # compared because the kit's own figure moved around it (once on an
+    # H100 held alone, 2026-11-27); never a disagreement. The fixtures'
+    # test below holds the comparison to its verdicts.
+    if ! grep -qx "own-timing: agrees" <<<"$output"; then
+        assert_line "own-timing: not-judged"
+        assert_output --partial "the kit's own figure moved by more than 10%"
+    fi
     assert_at_least "$(kv own-timing-kit-ms)" 1 "the launch timed for TODO(5), ms"
 }
 

@@ -219,9 +219,9 @@ static void measure_kit(kit_row *row, void (*run)(void *), vec_run *r, const kit
 #define OWN_TIMING_LOW 0.75
 #define OWN_TIMING_HIGH 1.5
 /* The kit times the launch before and after the student's call; where the
- * two differ by more than this, other work shared the GPU meanwhile (a
- * class graded side by side, a test beside this one) and no comparison is
- * fair. */
+ * two differ by more than this, the GPU was not steady meanwhile (other
+ * work: a class graded side by side, a test beside this one; or its clocks,
+ * once on an H100 held alone) and no comparison is fair. */
 #define OWN_TIMING_STEADY 0.10
 
 typedef struct {
@@ -273,7 +273,8 @@ static void own_once(own_timing *o, vec_run *x)
     else if (lo < OWN_TIMING_TARGET_MS / 2)
         o->why = "the kernel is too short here";
     else if (hi > (1 + OWN_TIMING_STEADY) * lo)
-        o->why = "other work shared the GPU meanwhile (the kit's figure moved)";
+        o->why = "the kit's own figure moved by more than 10% from before your call to after it (other "
+                 "work on the GPU, or its clocks changing)";
     else
         o->judged = 1;
 }

@@ -49,8 +49,12 @@
 #define MAX_CHUNKS 64
 #define MAX_WORK 1000000
 /* The verdict: in the timeline, copies run beside kernels for at least
- * this share of the time kernels run... */
+ * this share of the time kernels run, or for at least half of the share
+ * these chunks' copies could cover (overlap_possible), where that is less:
+ * 3 chunks of a kernel 4x as long as their copy in can cover 23%, and the
+ * reference's 24% once failed a fixed 25% (an H100, 2026-11-27)... */
 #define MIN_COPY_KERNEL_OVERLAP 0.25
+#define MIN_SHARE_OF_POSSIBLE 0.5
 /* ...judged where a chunk's kernel lasts at least this many times the
  * clocks' uncertainty (kit_clock), by which each kernel is first narrowed
  * at both ends: what is left of it is then at least half. */
@@ -493,6 +497,36 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
     kit_clock_destroy(&clock);
     close_job(r);
     r->api = timed;
+}
+
+/*
+ * The share of the kernels' time that copies could run beside in a
+ * depth-first pipeline of the traced run's chunks, each chunk's copy in,
+ * kernel (narrowed as in tl->judged) and copy out taken at their means:
+ * the first kernel beside the second chunk's copy in, the last beside the
+ * one before's copy out, every other kernel beside both. 1 where the run
+ * copied nothing in or nothing out (the fixed share is then the bar).
+ */
+static double overlap_possible(const timeline_t *tl)
+{
+    double in = 0, out = 0, k = 0, can;
+    int n = tl->nchunks;
+
+    for (int i = 0; i < tl->nspans; i++) {
+        const kit_span *x = &tl->spans[i];
+        double t = x->end - x->start;
+        if (x->op == KIT_OP_H2D)
+            in += t;
+        else if (x->op == KIT_OP_D2H)
+            out += t;
+        else if (x->op == KIT_OP_KERNEL && t > 2 * tl->uncertainty_ms)
+            k += t - 2 * tl->uncertainty_ms;
+    }
+    if (n < 2 || in <= 0 || out <= 0 || k <= 0)
+        return 1.0;
+    in /= n, out /= n, k /= n;
+    can = fmin(k, in) + fmin(k, out) + (n - 2) * fmin(k, in + out);
+    return can / (n * k);
 }
 
 /* ---- the order each pipeline issued its copies (the traced build) ---------------- */
@@ -1175,6 +1209,8 @@ int main(int argc, char **argv)
     double t_best = best >= 0 ? df[best].t.median_ms : 0.0;
     double gbs[4];
     double share = tl.done && tl.judged.kernel_ms > 0 ? tl.judged.copy_kernel_ms / tl.judged.kernel_ms : 0.0;
+    double possible = tl.done ? overlap_possible(&tl) : 1.0;
+    double need = fmin(MIN_COPY_KERNEL_OVERLAP, MIN_SHARE_OF_POSSIBLE * possible);
     int judged = tl.done && tl.nchunks >= 2 && queues != 1 && dev.copy_engines >= 1 && tl.launches > 0 &&
                  tl.mean_kernel_ms >= JUDGE_KERNEL_OVER_UNCERTAINTY * tl.uncertainty_ms;
     /*
@@ -1358,6 +1394,8 @@ int main(int argc, char **argv)
         kit_kv("overlap-copy-kernel-fraction", "%.3f", share);
         kit_kv("overlap-h2d-d2h-ms", "%.4f", tl.raw.h2d_d2h_ms);
         kit_kv("max-concurrent-operations", "%d", tl.raw.max_concurrent);
+        kit_kv("overlap-copy-kernel-possible", "%.3f", possible);
+        kit_kv("overlap-copy-kernel-needed", "%.3f", need);
         kit_kv("overlap-judged", "%s", judged ? "yes" : "no");
     }
     if (!brief) {
@@ -1441,12 +1479,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: note: the timeline's overlap is not judged: %s\n", kit_program, why);
         if (tl.launches == 0)
             pass = 0;
-    } else if (judged && share < MIN_COPY_KERNEL_OVERLAP) {
+    } else if (judged && share < need) {
         fprintf(stderr, "%s: depth-first, %d chunks: in the timeline copies ran beside kernels for only %.3f of "
-                        "the %.3f ms that kernels ran (%.0f%%, at least %.0f%% needed): is each kernel launched "
-                        "into its chunk's stream, and is every copy asynchronous? (TODO(4))\n",
+                        "the %.3f ms that kernels ran (%.0f%%, at least %.0f%% needed; these chunks' copies could "
+                        "cover %.0f%%): is each kernel launched into its chunk's stream, and is every copy "
+                        "asynchronous? (TODO(4))\n",
                 kit_program, tl.nchunks, tl.judged.copy_kernel_ms, tl.judged.kernel_ms, 100.0 * share,
-                100.0 * MIN_COPY_KERNEL_OVERLAP);
+                100.0 * need, 100.0 * possible);
         pass = 0;
     }
 
