@@ -10,7 +10,18 @@ LAB=08-multi-gpu
 setup() {
     REF=$(ref_program "$LAB")
     SKELETON=$(lab_program "$LAB")
+    FIXTURES="$KIT_BUILD/tests/fixtures/lab08"
 }
+
+# The kit's one-mistake files (tests/fixtures/lab08), each with the words of
+# the reason it must fail with; "one GPU: pass" where the mistake cannot
+# show on one GPU.
+MISTAKES='all-on-gpu0|cudaMalloc allocates on the current GPU, so make GPU 1 current first|one GPU: pass
+peer-one-way|acts for the current GPU only, in one direction|one GPU: pass
+default-stream-copies|in the default stream, which waits for the GPU'"'"'s other streams|
+no-streams|is the default stream (was it created?)|
+wait-each-chunk|so the chunks ran one after the other|'
+
 
 # --- CPU: the source, the command line, the no-GPU path ---------------------
 
@@ -59,6 +70,16 @@ CASES
         refute_output --partial "result: PASS"
         assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
     done
+}
+
+@test "08: the one-mistake files are built, each a small change of the reference" {
+    local f
+    while IFS='|' read -r f _; do
+        assert [ -x "$FIXTURES/$f" ]
+        run diff "$KIT_ROOT/solutions/$LAB/multi-gpu.cu" "$FIXTURES/$f.cu"
+        assert_failure 1
+        [ "$(grep -c '^[<>]' <<<"$output")" -le 6 ] || fail "fixture $f changes more than a few lines"
+    done <<<"$MISTAKES"
 }
 
 # --- GPU, one GPU or more: the reference at its default size -----------------
@@ -178,6 +199,27 @@ CASES
     assert_default_run_quick "$LAB" 20
 }
 
+# bats test_tags=gpu
+@test "08: each one-mistake file fails with its reason; on one GPU, those that need two pass" {
+    require_gpu
+    local f words one n peer=unknown
+    n=$(gpus_visible)
+    while IFS='|' read -r f words one; do
+        run "$FIXTURES/$f" --size 1M --reps 2
+        if [ "$f" = peer-one-way ] && [ "$n" -gt 1 ]; then
+            peer=$(kv peer-access)
+        fi
+        if [ -n "$one" ] && { [ "$n" = 1 ] || { [ "$f" = peer-one-way ] && [ "$peer" != supported ]; }; }; then
+            [ "$status" = 0 ] || fail "$f on $n GPU(s), peer access $peer: exit $status, not a pass: $output"
+            assert_line "result: PASS"
+        else
+            [ "$status" = 1 ] || fail "$f on $n GPU(s): exit $status, not 1 (FAIL): $output"
+            assert_line "result: FAIL"
+            assert_output --partial "$words"
+        fi
+    done <<<"$MISTAKES"
+}
+
 # --- GPU, two GPUs or more ----------------------------------------------------
 
 # bats test_tags=gpu
@@ -264,4 +306,41 @@ CASES
     else
         assert_line "selftest-peer-right: skipped (needs two GPUs with peer access)"
     fi
+}
+
+# bats test_tags=gpu
+@test "08: make check on two GPUs: the reference full marks; each one-mistake file FAIL with its reason" {
+    require_gpus 2
+    sandbox_works || fail "the GPU tests of the grader need its sandbox: $no_sandbox_why"
+    run_reference_once "$LAB"
+    local peer subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out" f words
+    peer=$(kv peer-access)
+    # The grader takes the GPU's lock itself.
+    kit_gpu_release
+    submission "$subs/reference" reference=$LAB
+    while IFS='|' read -r f _; do
+        mkdir -p "$subs/$f/labs/$LAB"
+        sed -f "$KIT_ROOT/tests/fixtures/lab08/$f.sed" "$KIT_ROOT/solutions/$LAB/multi-gpu.cu" \
+            >"$subs/$f/labs/$LAB/multi-gpu.cu"
+    done <<<"$MISTAKES"
+    mkdir -p "$BATS_TEST_TMPDIR/tmp"
+    TMPDIR="$BATS_TEST_TMPDIR/tmp" run bash "$KIT_ROOT/common/grade/grade-class.sh" \
+        --reference-build "$KIT_BUILD" --labs 08 "$subs" "$out"
+    echo "$output" >"$KIT_BUILD/grade-class-08.txt"
+    assert_success
+    [ "$(csv_field_of "$out/class-labs.csv" '"reference","reference","","08-multi-gpu"' 5)" = PASS ] ||
+        fail "the reference: $(csv_field_of "$out/class-labs.csv" '"reference","reference","","08-multi-gpu"' 9)"
+    run cat "$out/class.csv"
+    assert_line --regexp '^reference,,20,20,1,0,0,20,graded$'
+    while IFS='|' read -r f words _; do
+        local v r
+        v=$(csv_field_of "$out/class-labs.csv" "\"$f\",\"$f\",\"\",\"$LAB\"" 5)
+        r=$(csv_field_of "$out/class-labs.csv" "\"$f\",\"$f\",\"\",\"$LAB\"" 9)
+        if [ "$f" = peer-one-way ] && [ "$peer" != supported ]; then
+            [ "$v" = PASS ] || fail "$f where GPUs 0 and 1 have no peer access: $v ($r), not PASS"
+            continue
+        fi
+        [ "$v" = FAIL ] || fail "$f: $v ($r), not FAIL ($words)"
+        [[ "$r" == *"$words"* ]] || fail "$f: the reason '$r' does not say '$words'"
+    done <<<"$MISTAKES"
 }
