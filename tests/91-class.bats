@@ -349,3 +349,20 @@ PY
         done
     fi
 }
+
+@test "grade-class: a lab graded on every GPU (Lab 08) gets them all; without one, submissions are spread over the GPUs" {
+    sandbox_works || true
+    local subs="$BATS_TEST_TMPDIR/subs"
+    # A submission without lab files: each lab says so, nothing runs.
+    mkdir -p "$subs/ana/labs"
+    run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --gpus 0,1 --labs 01,08 "$subs" \
+        "$BATS_TEST_TMPDIR/out-08"
+    assert_output --partial "08-multi-gpu uses every GPU: each submission is graded with all of them (0,1), the other labs on the first"
+    assert_output --partial "ana: grading on GPUs 0,1"
+    [ "$(csv_field_of "$BATS_TEST_TMPDIR/out-08/class-labs.csv" '"ana","ana","","08-multi-gpu"' 5)" = FAIL ]
+    run bash "$CLASS" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --gpus 0,1 --labs 01 "$subs" \
+        "$BATS_TEST_TMPDIR/out-01"
+    refute_output --partial "uses every GPU"
+    assert_output --partial "at a time on each GPU (0,1;"
+    assert_line --regexp "^grade-class: ana: grading on GPU [01]$"
+}

@@ -64,7 +64,9 @@ options:
                        (default: this machine's, as make chooses; with --slurm -arch=all-major)
   --gpus LIST          GPUs to use, e.g. 0,1 (default: all)
   --per-gpu N          submissions graded at a time on each GPU (default: a quarter of the
-                       CPU cores, 2 to 4): while some build, others run theirs on the GPU
+                       CPU cores, 2 to 4): while some build, others run theirs on the GPU;
+                       where a lab uses every GPU (grading.conf: gpus = all), N at a time
+                       with all the GPUs
   --submission-limit S seconds one submission may take in all, waiting for
                        its GPU included (default 3600)
   --no-sandbox         grade without isolation (refused otherwise where there is none)
@@ -199,7 +201,7 @@ grade_one() {
     fi
     rm -rf "$dir"
     mkdir -p "$dir"
-    say "$name: grading$([ -z "${CUDA_VISIBLE_DEVICES:-}" ] || echo " on GPU $CUDA_VISIBLE_DEVICES")"
+    say "$name: grading$([ -z "${CUDA_VISIBLE_DEVICES:-}" ] || echo " on GPU$([[ $CUDA_VISIBLE_DEVICES == *,* ]] && echo s) $CUDA_VISIBLE_DEVICES")"
     timeout -k 30 "$submission_limit" bash "$grade_dir/grade-class.sh" --one "$name" "$src" "$entry" \
         "${pass_on[@]}" -- "$subs" "$out" >"$dir/screen.txt" 2>"$dir/grade.log"
     rc=$?
@@ -485,7 +487,16 @@ main() {
             gpus=$(seq -s, 0 $((n - 1)))
         fi
     fi
-    local workers=() w=0 g
+    local workers=() w=0 g every=""
+    # A lab graded on every GPU (grading.conf: gpus = all) gets them all:
+    # then no worker is kept to one GPU, and the other labs run on the first.
+    for lab in "${labs_list[@]}"; do
+        [ "$(conf_get "$lab" gpus)" != all ] || every+="${every:+, }$lab"
+    done
+    if [ -n "$every" ] && [[ $gpus == *,* ]]; then
+        say "$every uses every GPU: each submission is graded with all of them ($gpus), the other labs on the first"
+        gpus=${gpus//,/+}
+    fi
     IFS=, read -r -a workers <<<"${gpus:-none}"
     if [ -z "$per_gpu" ]; then
         per_gpu=$(($(nproc 2>/dev/null || echo 4) / 4))
@@ -495,14 +506,16 @@ main() {
     local one=("${workers[@]}")
     workers=()
     for ((i = 0; i < per_gpu; i++)); do workers+=("${one[@]}"); done
-    if [ -n "$gpus" ]; then
+    if [[ $gpus == *+* ]]; then
+        say "grading $per_gpu submissions at a time (--per-gpu changes it)"
+    elif [ -n "$gpus" ]; then
         say "grading $per_gpu submissions at a time on each GPU ($gpus; --per-gpu changes it)"
     else
         say "grading $per_gpu submissions at a time (no GPU found; --per-gpu changes it)"
     fi
     for g in "${workers[@]}"; do
         (
-            [ "$g" = none ] || export CUDA_VISIBLE_DEVICES=$g
+            [ "$g" = none ] || export CUDA_VISIBLE_DEVICES=${g//+/,}
             for ((i = w; i < ${#sub_names[@]}; i += ${#workers[@]})); do
                 grade_one "${sub_names[$i]}" "${sub_paths[$i]}" "${sub_entries[$i]}"
             done
