@@ -6,9 +6,9 @@
 # missing GPU into a failure, KIT_REQUIRE_GPU=2 also every skip for a
 # missing second GPU.
 #
-# The files run side by side, KIT_TEST_JOBS at a time (default: three
-# quarters of the CPU cores, 2 to 12: most files spend their time waiting
-# for the GPU or for one build), each in a Bats of its own, longest first (by the
+# The files run side by side, KIT_TEST_JOBS at a time (default: half the
+# CPU cores, 2 to 8: more filled 16 cores with builds for the first minute
+# and took longer on an H100), each in a Bats of its own, longest first (by the
 # last run's times, kept in the build folder). The GPU is shared by lock
 # (tests/test_helper.bash): tests that only check results hold it together,
 # a test whose figures are times holds it alone, and so does the grader
@@ -73,9 +73,9 @@ rm -rf "$KIT_QUERY_CACHE" && mkdir -p "$KIT_QUERY_CACHE"
 if [ $# -eq 0 ]; then
     set -- "$here"/*.bats
 fi
-jobs=${KIT_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) * 3 / 4))}
+jobs=${KIT_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) / 2))}
 [ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
-[ "$jobs" -le 12 ] || jobs=12
+[ "$jobs" -le 8 ] || jobs=8
 
 # Longest first: the last run's seconds per file, or where there is none
 # here yet those of tests/expected-times (unknown files first).
