@@ -209,6 +209,35 @@ CASES
     done
 }
 
+@test "kit: what copies could cover of a pipeline's kernels: neighbours' copies, narrowed kernels, 1 where nothing can show" {
+    # CHUNKS IN KERNEL OUT MARGIN (ms). Kernels no longer than the copies
+    # can be covered whole.
+    run "$UNIT" overlap-possible 4 1 1 1 0
+    assert_output 1.0000
+    # Kernels 4x the copies: the first and last beside one copy (1 of 4),
+    # the middle two beside two (2 of 4): 6 of 16.
+    run "$UNIT" overlap-possible 4 1 4 1 0
+    assert_output 0.3750
+    # Three chunks: 1 + 1 + 2 of 12. The reference graded at 3 chunks of a
+    # long kernel covered 24% on an H100, under a fixed 25% but over half this.
+    run "$UNIT" overlap-possible 3 1 4 1 0
+    assert_output 0.3333
+    # Kernels narrowed by the clocks' margin at each end: 2 ms by 0.5 is 1.
+    run "$UNIT" overlap-possible 4 1 2 1 0.5
+    assert_output 1.0000
+    # 6 ms narrowed to 5: 1 + 1 + 2 + 2 of 20.
+    run "$UNIT" overlap-possible 4 1 6 1 0.5
+    assert_output 0.3000
+    # Nothing to judge against: one chunk, no copy in, a kernel inside its margins.
+    for a in "1 1 4 1 0" "4 0 4 1 0" "4 1 0.5 1 0.5"; do
+        # shellcheck disable=SC2086
+        run "$UNIT" overlap-possible $a
+        assert_output 1.0000
+    done
+    run "$UNIT" overlap-possible 0 1 1 1 0
+    assert_failure 64
+}
+
 @test "kit: the division trick maps [0, 2^32) into [0, n) for every n" {
     local n
     # Powers of two give exactly the course's NP = 2^32 / n.

@@ -20,12 +20,17 @@
  *   kit-unit check-error ERROR CALL       kit_check's message and exit status for
  *                                         ERROR (memory-allocation, no-device,
  *                                         insufficient-driver) returned by CALL
+ *   kit-unit overlap-possible CHUNKS IN KERNEL OUT MARGIN
+ *                                         the share of the kernels' time copies could
+ *                                         run beside (kit_timeline.h) in a pipeline of
+ *                                         CHUNKS chunks of these times (ms)
  */
 #include "kit_args.h"
 #include "kit_counted.h"
 #include "kit_device.h"
 #include "kit_report.h"
 #include "kit_rng.h"
+#include "kit_timeline.h"
 #include "kit_timing.h"
 #include "kit_trace.h"
 
@@ -132,9 +137,28 @@ int main(int argc, char **argv)
         if (e == cudaSuccess)
             kit_die(KIT_EXIT_USAGE, "check-error: memory-allocation, no-device or insufficient-driver");
         kit_check(e, argv[3], "tests/kit-unit.cu", __LINE__);
+    } else if (strcmp(cmd, "overlap-possible") == 0 && argc == 7) {
+        /* A pipeline's spans, chunk by chunk in turn: where they lie does not matter. */
+        int n = atoi(argv[2]);
+        double t[3] = {atof(argv[3]), atof(argv[4]), atof(argv[5])}, at = 0;
+        const int op[3] = {KIT_OP_H2D, KIT_OP_KERNEL, KIT_OP_D2H};
+        kit_span *sp;
+        if (n < 1 || n > 1024)
+            kit_die(KIT_EXIT_USAGE, "overlap-possible: CHUNKS from 1 to 1024");
+        sp = (kit_span *)kit_host_alloc((size_t)n * 3 * sizeof *sp);
+        for (int i = 0; i < 3 * n; i++) {
+            sp[i].op = op[i % 3];
+            sp[i].row = i / 3;
+            sp[i].stream = i / 3;
+            sp[i].start = at;
+            sp[i].end = at += t[i % 3];
+        }
+        printf("%.4f\n", kit_overlap_possible(sp, 3 * n, n, atof(argv[6])));
+        free(sp);
     } else {
         kit_die(KIT_EXIT_USAGE, "usage: kit-unit parse-size|np|default-size|expected-distinct|"
-                                "grouped|median|trace|trace-waves|banner|check-error ARGS (see the source)");
+                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible ARGS "
+                                "(see the source)");
     }
     return 0;
 }

@@ -226,7 +226,7 @@ static void measure_kit(kit_row *row, void (*run)(void *), vec_run *r, const kit
 
 typedef struct {
     int judged;         /* 0: --focus, a short kernel, a sanitizer, a busy GPU */
-    const char *why;    /* why not judged */
+    char why[160];      /* why not judged */
     int iterations;     /* of the kernel timed */
     double kit_ms;      /* the kit's median of the same launch, before and after */
     double kit_before_ms, kit_after_ms;
@@ -269,12 +269,12 @@ static void own_once(own_timing *o, vec_run *x)
     o->kit_ms = (lo + hi) / 2;
     o->judged = 0;
     if (kit_under_sanitizer())
-        o->why = "under compute-sanitizer the kernel is instrumented, not as fast as it runs";
+        snprintf(o->why, sizeof o->why, "under compute-sanitizer the kernel is instrumented, not as fast as it runs");
     else if (lo < OWN_TIMING_TARGET_MS / 2)
-        o->why = "the kernel is too short here";
+        snprintf(o->why, sizeof o->why, "the kernel is too short here");
     else if (hi > (1 + OWN_TIMING_STEADY) * lo)
-        o->why = "the kit's own figure moved by more than 10% from before your call to after it (other "
-                 "work on the GPU, or its clocks changing)";
+        snprintf(o->why, sizeof o->why, "the kit's own figure moved by more than %.0f%% from before your call to "
+                 "after it (other work on the GPU, or its clocks changing)", OWN_TIMING_STEADY * 100);
     else
         o->judged = 1;
 }

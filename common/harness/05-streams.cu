@@ -499,34 +499,11 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
     r->api = timed;
 }
 
-/*
- * The share of the kernels' time that copies could run beside in a
- * depth-first pipeline of the traced run's chunks, each chunk's copy in,
- * kernel (narrowed as in tl->judged) and copy out taken at their means:
- * the first kernel beside the second chunk's copy in, the last beside the
- * one before's copy out, every other kernel beside both. 1 where the run
- * copied nothing in or nothing out (the fixed share is then the bar).
- */
+/* What copies could cover of the kernels' time in the traced run's depth-first
+ * pipeline (kit_timeline.h), its kernels narrowed as in tl->judged. */
 static double overlap_possible(const timeline_t *tl)
 {
-    double in = 0, out = 0, k = 0, can;
-    int n = tl->nchunks;
-
-    for (int i = 0; i < tl->nspans; i++) {
-        const kit_span *x = &tl->spans[i];
-        double t = x->end - x->start;
-        if (x->op == KIT_OP_H2D)
-            in += t;
-        else if (x->op == KIT_OP_D2H)
-            out += t;
-        else if (x->op == KIT_OP_KERNEL && t > 2 * tl->uncertainty_ms)
-            k += t - 2 * tl->uncertainty_ms;
-    }
-    if (n < 2 || in <= 0 || out <= 0 || k <= 0)
-        return 1.0;
-    in /= n, out /= n, k /= n;
-    can = fmin(k, in) + fmin(k, out) + (n - 2) * fmin(k, in + out);
-    return can / (n * k);
+    return kit_overlap_possible(tl->spans, tl->nspans, tl->nchunks, tl->uncertainty_ms);
 }
 
 /* ---- the order each pipeline issued its copies (the traced build) ---------------- */

@@ -16,7 +16,8 @@
  *            kit_clock.uncertainty_ms says how far the two axes may be off.
  *
  * From the spans a lab computes how long copies ran beside kernels
- * (kit_overlap_of) and draws the text timeline (kit_gantt_print).
+ * (kit_overlap_of), how long they could have (kit_overlap_possible), and
+ * draws the text timeline (kit_gantt_print).
  *
  * An event in a stream is a queue entry like a copy: with one hardware
  * queue (CUDA_DEVICE_MAX_CONNECTIONS=1) the copy events wait in that queue
@@ -382,6 +383,35 @@ static inline kit_overlap kit_overlap_of(const kit_span *s, int n, double kernel
     }
     free(edges);
     return o;
+}
+
+/*
+ * The share of the kernels' time that copies could run beside in a
+ * depth-first pipeline of nchunks chunks, each chunk's copy in, kernel
+ * (narrowed by kernel_margin_ms at each end, as kit_overlap_of does) and
+ * copy out taken at their means over the spans: the first kernel beside
+ * the second chunk's copy in, the last beside the one before's copy out,
+ * every other kernel beside both. 1 where there is one chunk, or nothing
+ * was copied in or out, or no kernel outlasts its margins.
+ */
+static inline double kit_overlap_possible(const kit_span *s, int n, int nchunks, double kernel_margin_ms)
+{
+    double in = 0, out = 0, k = 0, can;
+
+    for (int i = 0; i < n; i++) {
+        double t = s[i].end - s[i].start;
+        if (s[i].op == KIT_OP_H2D)
+            in += t;
+        else if (s[i].op == KIT_OP_D2H)
+            out += t;
+        else if (s[i].op == KIT_OP_KERNEL && t > 2 * kernel_margin_ms)
+            k += t - 2 * kernel_margin_ms;
+    }
+    if (nchunks < 2 || in <= 0 || out <= 0 || k <= 0)
+        return 1.0;
+    in /= nchunks, out /= nchunks, k /= nchunks;
+    can = fmin(k, in) + fmin(k, out) + (nchunks - 2) * fmin(k, in + out);
+    return can / (nchunks * k);
 }
 
 static inline int kit_cmp_ll(const void *x, const void *y)
