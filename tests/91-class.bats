@@ -232,7 +232,7 @@ has_gpu() { kit_query --check >/dev/null; }
     assert_output --partial "every submission is graded already"
 }
 
-@test "grade-class --slurm: an sbatch that runs nothing leaves every submission NOT GRADED, by name" {
+@test "grade-class --slurm: an sbatch that runs nothing leaves every submission NOT GRADED, by name; Lab 08's GPUs said" {
     sandbox_works || true
     subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out" bin="$BATS_TEST_TMPDIR/bin"
     submission "$subs/ana" preprocessor
@@ -254,6 +254,15 @@ has_gpu() { kit_query --check >/dev/null; }
     assert_output "['', '']"
     run python3 -c 'import csv, sys; print([r[5] for r in csv.reader(open(sys.argv[1]))][1:])' "$out/moodle.csv"
     assert_output "['-', '-']"
+    # Lab 08 with one GPU per task: said, with how to ask for two; not said
+    # where the tasks ask for two.
+    PATH="$bin:$PATH" KIT_SLURM_POLL=1 run bash "$CLASS" --slurm --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" \
+        --labs 08 "$subs" "$BATS_TEST_TMPDIR/out-08"
+    assert_output --partial "08-multi-gpu uses every GPU its task has: with gpu:1 its multi-GPU part is not graded (--slurm-gres gpu:2 asks for two)"
+    PATH="$bin:$PATH" KIT_SLURM_POLL=1 run bash "$CLASS" --slurm --slurm-gres gpu:2 --reference-build "$KIT_BUILD" \
+        "${sandbox_opt[@]}" --labs 08 "$subs" "$BATS_TEST_TMPDIR/out-08b"
+    refute_output --partial "uses every GPU"
+    assert_output --partial "gpu:2"
 }
 
 @test "make grade-class passes the Slurm resources, the assignment and a chosen ARCH to grade-class" {

@@ -625,6 +625,13 @@ run_slurm() {
     [ "$gres" = none ] || sb+=(--gres="$gres")
     [ -z "$partition" ] || sb+=(--partition="$partition")
     [ -z "$account" ] || sb+=(--account="$account")
+    local lab every=""
+    for lab in "${labs_list[@]}"; do
+        [ "$(conf_get "$lab" gpus)" != all ] || every+="${every:+, }$lab"
+    done
+    if [ -n "$every" ] && [ "$gres" = gpu:1 ]; then
+        say "$every uses every GPU its task has: with gpu:1 its multi-GPU part is not graded (--slurm-gres gpu:2 asks for two)"
+    fi
     say "submitting $n tasks to Slurm (array $array; each task: $cpus CPUs, $mem$([ "$gres" = none ] || echo ", $gres"))$([ "$wait" = 1 ] && echo ", and waiting for them")"
     job=$(sbatch "${sb[@]}" "${slurm_options[@]}" "$out/slurm/task.sh") || { echo "grade-class.sh: sbatch failed" >&2; return 3; }
     job=${job%%;*}
