@@ -265,6 +265,36 @@ has_gpu() { kit_query --check >/dev/null; }
     assert_output --partial "gpu:2"
 }
 
+@test "grade-class --slurm: a squeue that fails is never taken for an ended job; one Slurm no longer knows has ended" {
+    sandbox_works || true
+    subs="$BATS_TEST_TMPDIR/subs" out="$BATS_TEST_TMPDIR/out" bin="$BATS_TEST_TMPDIR/bin"
+    submission "$subs/ana" preprocessor
+    mkdir -p "$bin"
+    printf '#!/bin/sh\necho 4243\n' >"$bin/sbatch"
+    # The controller out of reach: every task may still be running.
+    printf '#!/bin/sh\necho "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' \
+        >"$bin/squeue"
+    chmod +x "$bin/sbatch" "$bin/squeue"
+    PATH="$bin:$PATH" KIT_SLURM_POLL=0 KIT_SLURM_TRIES=2 run bash "$CLASS" --slurm --reference-build "$KIT_BUILD" \
+        "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
+    assert_failure 1
+    assert_output --partial "squeue cannot say whether job 4243 has ended (slurm_load_jobs error: Unable to contact slurm controller (connect failure)); run the same command again to gather class.csv"
+    refute_output --partial "NOT GRADED"
+    [ "$(cat "$out/slurm/job")" = 4243 ]
+    # A rerun while squeue still fails grades nothing twice.
+    PATH="$bin:$PATH" KIT_SLURM_POLL=0 KIT_SLURM_TRIES=2 run bash "$CLASS" --slurm --reference-build "$KIT_BUILD" \
+        "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
+    assert_failure 1
+    assert_output --partial "squeue cannot say whether Slurm job 4243 of an earlier run has ended"
+    # Slurm has forgotten the job: it has ended, and its task left no result.
+    printf '#!/bin/sh\necho "slurm_load_jobs error: Invalid job id specified" >&2\nexit 1\n' >"$bin/squeue"
+    printf '#!/bin/sh\necho 4244\n' >"$bin/sbatch"
+    PATH="$bin:$PATH" KIT_SLURM_POLL=0 KIT_SLURM_TRIES=2 run bash "$CLASS" --slurm --reference-build "$KIT_BUILD" \
+        "${sandbox_opt[@]}" --labs 01 "$subs" "$out"
+    assert_output --partial "ana: not graded: Slurm task 0 of job 4243 left no result"
+    assert_output --partial "NOT GRADED: ana: not graded: Slurm task 0 of job 4244 left no result"
+}
+
 @test "make grade-class passes the Slurm resources, the assignment and a chosen ARCH to grade-class" {
     # make -n prints the recipe as written: its lines joined, spaces squeezed.
     recipe() { make -n -s -C "$KIT_ROOT" "$@" | grep -A12 'grade-class.sh' | tr '\\\n\t' '   ' | tr -s ' '; }

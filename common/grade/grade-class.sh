@@ -423,10 +423,16 @@ main() {
 
     # A Slurm job of an earlier run that has not ended: nothing is graded
     # twice at once.
-    if [ -s "$out/slurm/job" ] && command -v squeue >/dev/null 2>&1 &&
-        [ -n "$(squeue -h -j "$(cat "$out/slurm/job")" -o %i 2>/dev/null)" ]; then
-        say "Slurm job $(cat "$out/slurm/job") of an earlier run has not ended; run the same command again when it has"
-        exit 1
+    if [ -s "$out/slurm/job" ] && command -v squeue >/dev/null 2>&1; then
+        slurm_job_state "$(cat "$out/slurm/job")"
+        case $slurm_state in
+        running)
+            say "Slurm job $(cat "$out/slurm/job") of an earlier run has not ended; run the same command again when it has"
+            exit 1 ;;
+        unknown)
+            say "squeue cannot say whether Slurm job $(cat "$out/slurm/job") of an earlier run has ended ($slurm_why); run the same command again later"
+            exit 1 ;;
+        esac
     fi
 
     # The class seed, kept so that a resumed grading draws the same.
@@ -641,11 +647,39 @@ run_slurm() {
         say "job $job submitted; when it has ended, run the same command again to gather class.csv"
         return 1
     fi
-    while [ -n "$(squeue -h -j "$job" -o %i 2>/dev/null)" ]; do
+    while slurm_job_state "$job" && [ "$slurm_state" = running ]; do
         sleep "$poll"
     done
+    if [ "$slurm_state" = unknown ]; then
+        # Nothing is marked NOT GRADED: the tasks may still be running.
+        say "squeue cannot say whether job $job has ended ($slurm_why); run the same command again to gather class.csv"
+        return 1
+    fi
     slurm_results
     finish
+}
+
+# slurm_job_state JOB: sets slurm_state to running while the job has tasks
+# in Slurm's queue, ended once it has none (or Slurm no longer knows it),
+# and unknown where squeue kept failing otherwise (the controller out of
+# reach; its last error in slurm_why). A failing squeue is never taken for
+# an ended job.
+slurm_job_state() {
+    local got tries=0
+    slurm_why=""
+    while ! got=$(squeue -h -j "$1" -o %i 2>&1); do
+        case $got in
+        *"Invalid job id"*) slurm_state=ended; return 0 ;;
+        esac
+        slurm_why=$(one_line "${got:-squeue exited with an error}")
+        tries=$((tries + 1))
+        if [ "$tries" -ge "${KIT_SLURM_TRIES:-5}" ]; then
+            slurm_state=unknown
+            return 0
+        fi
+        sleep "${KIT_SLURM_POLL:-20}"
+    done
+    if [ -n "$got" ]; then slurm_state=running; else slurm_state=ended; fi
 }
 
 # slurm_results: after the job array of OUT/slurm/job has ended, every
