@@ -327,6 +327,8 @@ has_gpu() { kit_query --check >/dev/null; }
     submission "$subs/Ben Ö" reference=03-divergence
     echo "not an archive" >"$subs/cem.tar.gz"
     submission "$subs/dan" preprocessor
+    # No roster row: the reports show the submission's own name, UTF-8 and all.
+    submission "$subs/Zoë Ñúñez" preprocessor
     # A roster as Canvas exports it, with a `submission` column added; a
     # name and an ID a spreadsheet would read as formulas.
     cat >"$BATS_TEST_TMPDIR/roster.csv" <<'CSV'
@@ -356,8 +358,9 @@ by_id = {r[1]: r for r in c[2:]}
 assert by_id["101"] == ["Lima, Ana", "101", "S1", "ana@u.edu", "A", "0"], by_id["101"]
 assert by_id["102"] == ["Ben Östberg", "102", "S2", "ben@u.edu", "B", ben], by_id["102"]
 assert by_id["103"] == ["'=cmd|' /C calc'!A0", "103", "'@S3", "cem@u.edu", "A", "0"], by_id["103"]
-assert by_id[""] == ["dan", "", "", "", "", "0"], by_id[""]
-assert len(c) == 6
+no_id = sorted(r for r in c[2:] if r[1] == "")
+assert no_id == [["Zoë Ñúñez", "", "", "", "", "0"], ["dan", "", "", "", "", "0"]], no_id
+assert len(c) == 7
 # Moodle (grade/import/csv: a column mapped to the user's email, username,
 # ID number or user id; "-" no grade, for a new grade item too).
 m = rows("moodle.csv")
@@ -365,7 +368,13 @@ assert m[0] == ["Full name", "Email address", "Username", "ID number", "Submissi
 by_mail = {r[1]: r for r in m[1:]}
 assert by_mail["ana@u.edu"] == ["Lima, Ana", "ana@u.edu", "ana", "101", "ana", "0"], by_mail["ana@u.edu"]
 assert by_mail["ben@u.edu"] == ["Ben Östberg", "ben@u.edu", "ben", "102", "Ben___", ben or "-"], by_mail["ben@u.edu"]
-assert by_mail["cem@u.edu"][5] == "0" and by_mail[""][4] == "dan"
+assert by_mail["cem@u.edu"][5] == "0"
+# The submission's folder name is the grader's key (Submission); the
+# person is the name the student gave it.
+zoe = "Zo" + "_" * 9 + "ez"
+assert sorted((r[0], r[4]) for r in m[1:] if r[1] == "") == [("Zoë Ñúñez", zoe), ("dan", "dan")]
+assert [r[2] for r in rows("roster.csv") if r[0] == zoe] == ["Zoë Ñúñez"]
+assert {r[1] for r in rows("class-labs.csv") if r[0] == zoe} == {"Zoë Ñúñez"}
 # Every text cell neutralised where a spreadsheet would read a formula.
 for name in ("canvas.csv", "moodle.csv", "class.csv", "class-labs.csv", "roster.csv"):
     for r in rows(name):

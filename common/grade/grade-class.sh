@@ -112,6 +112,17 @@ safe_name() {
     printf '%s' "${n:-unnamed}"
 }
 
+# shown_name NAME ENTRY: the student's name as the reports show it where no
+# roster names them: the submission's own name (ENTRY, its archive suffix
+# dropped), UTF-8 kept and control characters dropped; NAME, the folder
+# the grader uses, where ENTRY is empty (a name changed for a collision).
+shown_name() {
+    local n=${2##*/}
+    n=${n%.tar.gz} n=${n%.tar.xz} n=${n%.tgz} n=${n%.tar} n=${n%.zip}
+    n=$(one_line "$n")
+    printf '%s' "${n:-$1}"
+}
+
 # list_submissions DIR: sets sub_names[], sub_paths[] and sub_entries[]
 # (sorted by entry, names unique; an entry's name, or empty where the name
 # was changed for a collision) and reports entries that cannot be graded or
@@ -245,29 +256,29 @@ one() {
     sb_extra=()
     if [ "$run_rc" != 0 ]; then
         say "$name: $why"
-        fail_all "$name" "$(one_line "$why")" "$seed"
+        fail_all "$name" "$(one_line "$why")" "$seed" "$entry"
         return 0
     fi
     # What was graded, by content (Gradescope's import of these grades).
     mv -f "$tmp/labs/.lab-files.sha256" "$dir/lab-files.sha256" 2>/dev/null
     mode=--require-sandbox
     [ "$sandbox_mode" != none ] || mode=--no-sandbox
-    bash "$out/.kit/common/grade/grade.sh" --student "${r_name:-$name}" ${r_id:+--student-id "$r_id"} \
+    bash "$out/.kit/common/grade/grade.sh" --student "${r_name:-$(shown_name "$name" "$entry")}" ${r_id:+--student-id "$r_id"} \
         --report "$dir" --reference-build "$ref_build" --seed "$seed" --labs-dir "$tmp/labs" \
         --origin "submission $name" "$mode" \
         --hide "$subs" --hide "$out/students" ${sanitize_opt:+"$sanitize_opt"} "${labs_list[@]}"
     return 0
 }
 
-# fail_all NAME REASON SEED: the reports of a submission none of whose labs
-# could be taken: every lab FAILs for REASON.
+# fail_all NAME REASON SEED [ENTRY]: the reports of a submission none of
+# whose labs could be taken: every lab FAILs for REASON.
 fail_all() {
     local lab
     declare -gA lab_v=() lab_p=() lab_r=() lab_x=()
     for lab in "${labs_list[@]}"; do
         lab_v[$lab]=FAIL lab_p[$lab]=0 lab_r[$lab]=$2 lab_x[$lab]=""
     done
-    student_name=$(one_line "${r_name:-$1}") student_id=$(one_line "${r_id:-}") grading_seed=$3
+    student_name=$(one_line "${r_name:-$(shown_name "$1" "${4:-}")}") student_id=$(one_line "${r_id:-}") grading_seed=$3
     report_mode="none: no lab was built or run (the submission's lab files could not be taken)"
     report_header=("Student: $student_name${student_id:+ (ID $student_id)}" "Not graded further: $2" "Mode: $report_mode")
     report_again="" report_gpu="" report_isolation=$sandbox origin="submission $1"
