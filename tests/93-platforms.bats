@@ -446,9 +446,10 @@ replay() { # WORKFLOW EVENT [PAYLOAD], in the current folder
     sandbox_works || true
     t="$BATS_TEST_TMPDIR"
     # Three repositories of the assignment and one of another: ana's last
-    # commit before the deadline breaks a rule, her later one is the
-    # reference; bo's holds a link to a file outside and his lab file; cy
-    # has no commit.
+    # push before the deadline breaks a rule; her later one, the reference,
+    # is a commit dated before the deadline but pushed after it (a student's
+    # git sets a commit's date: the push's time is GitHub's); bo's holds a
+    # link to a file outside and his lab file; cy has no commit.
     mk() { # NAME WHAT...: a repository's tarball as GitHub makes one
         local d="$t/tree/$1" n=$1
         shift
@@ -466,7 +467,8 @@ replay() { # WORKFLOW EVENT [PAYLOAD], in the current folder
 {"org": "course", "token": "t0k3n", "log": "$t/dispatched",
  "repos": [
   {"name": "hw1-ana", "commits": [{"sha": "a1", "date": "2026-12-01T10:00:00Z", "tarball": "$t/ana-1.tgz"},
-                                   {"sha": "a2", "date": "2026-12-02T10:00:00Z", "tarball": "$t/ana-2.tgz"}],
+                                   {"sha": "a2", "date": "2026-12-01T20:00:00Z",
+                                    "pushed": "2026-12-02T10:00:00Z", "tarball": "$t/ana-2.tgz"}],
    "classroom_points": [20, 20]},
   {"name": "hw1-bo", "commits": [{"sha": "b1", "date": "2026-11-30T10:00:00Z", "tarball": "$t/bo.tgz"}],
    "classroom_points": [0, 20]},
@@ -483,7 +485,9 @@ EOF
     assert_success
     assert_line "classroom: ana: course/hw1-ana at a1"
     assert_line "classroom: bo: course/hw1-bo at b1"
-    assert_line "classroom: cy: no commit before 2026-12-01T23:59:00Z: nothing handed in"
+    assert_line "classroom: cy: nothing pushed by 2026-12-01T23:59:00Z: nothing handed in"
+    run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ana"]["pushed"])' "$t/subs/.fetched.json"
+    assert_output "2026-12-01T10:00:00Z"
     [ "$(ls "$t/subs")" = "$(printf 'ana.tar.gz\nbo.tar.gz')" ] || fail "fetched: $(ls "$t/subs")"
     run bash "$KIT_ROOT/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$t/subs" "$t/out"
     assert_success
@@ -512,6 +516,10 @@ for l in open(sys.argv[1]):
     assert_failure
     assert_line "classroom: course/hw1-ana: Classroom shows 20.0/20.0, the grade is 0.0/20.0"
     refute_output --partial "hw1-bo:"
+    # A deadline that is not a time is refused.
+    run python3 "$cls" fetch --org course --prefix hw1 --before "Friday noon" "$t/subs3"
+    assert_failure 64
+    assert_output --partial "--before Friday noon: not a time (e.g. 2026-12-01T23:59:00Z)"
     # A wrong token reads nothing.
     GH_TOKEN=wrong run python3 "$cls" fetch --org course --prefix hw1 "$t/subs2"
     assert_failure

@@ -6,13 +6,18 @@ free local port (written to PORTFILE), for the tests:
   GET  /orgs/ORG/repos                      the repositories of STATE
   GET  /repos/ORG/REPO                      one (its default branch)
   GET  /repos/ORG/REPO/commits?sha&until    its commits, newest first
+  GET  /repos/ORG/REPO/activity?ref&per_page&after
+                                            its pushes, newest first, each commit
+                                            pushed at its "pushed" time (its date
+                                            where none), one a page (so that the
+                                            paging is exercised), by cursor (Link)
   GET  /repos/ORG/REPO/tarball/SHA          302 to /codeload/..., as GitHub does
   GET  /repos/ORG/REPO/commits/REF/check-runs?check_name=
                                             the check run Classroom shows
   POST /repos/ORG/REPO/dispatches           appended to STATE's "dispatched" log
 
 STATE: {"org": ORG, "token": T, "repos": [{"name", "default_branch",
-"commits": [{"sha", "date", "tarball"}], "classroom_points": [P, M]}],
+"commits": [{"sha", "date", "pushed", "tarball"}], "classroom_points": [P, M]}],
 "log": FILE}. Every request must carry "Authorization: Bearer T".
 """
 
@@ -78,6 +83,21 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(409, {"message": "Git Repository is empty."})
             return self.send(200, [{"sha": c["sha"], "commit": {"committer": {"date": c["date"]}}}
                                    for c in commits[: int(q.get("per_page", 30))]])
+        if parts[3] == "activity" and len(parts) == 4:
+            branch = "refs/heads/" + r.get("default_branch", "main")
+            pushes = sorted(r["commits"], key=lambda c: c.get("pushed", c["date"]), reverse=True)
+            acts = [{"id": i, "before": "0" * 40, "after": c["sha"], "ref": branch,
+                     "timestamp": c.get("pushed", c["date"]), "activity_type": "push"}
+                    for i, c in enumerate(pushes)]
+            if q.get("ref", branch) != branch:
+                acts = []
+            at, per = int(q.get("after", 0)), 1
+            page, links = acts[at: at + per], []
+            if at + per < len(acts):
+                links.append(("Link", '<http://127.0.0.1:%d/repos/%s/%s/activity?ref=%s&per_page=%d&after=%d>; '
+                              'rel="next"' % (self.server.server_port, STATE["org"], r["name"],
+                                              urllib.parse.quote(branch), per, at + per)))
+            return self.send(200, page, links)
         if parts[3] == "tarball":
             return self.send(302, None, [("Location", "http://127.0.0.1:%d/codeload/%s/%s/%s" % (
                 self.server.server_port, STATE["org"], r["name"], parts[4]))])

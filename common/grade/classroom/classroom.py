@@ -6,8 +6,9 @@ The instructor's side, in grade-classroom.yml on the course's GPU runner
 (a token that reads the organization's repositories in GH_TOKEN):
 
   fetch --org ORG --prefix PREFIX [--before TIME] DEST
-        each student repository PREFIX-LOGIN of ORG as it was at TIME (its
-        default branch's last commit before it; default: now), as
+        each student repository PREFIX-LOGIN of ORG as it was at TIME (where
+        its default branch pointed then, by the times GitHub recorded the
+        pushes, not the commits' own dates; default: now), as
         DEST/LOGIN.tar.gz: a folder of submissions for make grade-class,
         which takes their lab files and nothing else
   publish --org ORG --prefix PREFIX OUT
@@ -62,7 +63,9 @@ class Api:
         self.base = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
         self.token = os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN") or ""
 
-    def request(self, method, path, body=None, raw=False, limit=None):
+    def request(self, method, path, body=None, raw=False, limit=None, headers=None):
+        """The response's JSON (its bytes where raw); where headers is a
+        dict, the response's headers are put in it."""
         url = path if path.startswith("http") else self.base + path
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(url, data=data, method=method)
@@ -76,6 +79,8 @@ class Api:
         for attempt in range(3):
             try:
                 with urllib.request.urlopen(req, timeout=120) as r:
+                    if headers is not None:
+                        headers.update((k.lower(), v) for k, v in r.headers.items())
                     payload = r.read(limit + 1 if limit else -1)
                     if limit and len(payload) > limit:
                         raise ValueError("more than %d bytes" % limit)
@@ -100,6 +105,56 @@ class Api:
             if len(items) < 100:
                 return
             page += 1
+
+
+    def linked(self, path):
+        """Every item of a list GitHub pages with Link headers (rel="next"),
+        as its cursor-paged lists do."""
+        while path:
+            h = {}
+            items = self.request("GET", path, headers=h) or []
+            for item in items:
+                yield item
+            m = re.search(r'<([^>]+)>;\s*rel="next"', h.get("link", ""))
+            path = m.group(1) if m else None
+
+
+# What moves a branch: its activities (GitHub's repository activity list).
+BRANCH_MOVES = ("push", "force_push", "pr_merge", "merge_queue_merge", "branch_creation")
+
+
+def head_at(api, full, branch, deadline):
+    """The commit the branch pointed to at the deadline, by the times GitHub
+    recorded the pushes (a commit's own date is the student's to set):
+    (sha, the push's time), (None, None) where nothing was pushed by then."""
+    path = "/repos/%s/activity?ref=%s&direction=desc&per_page=100" % (
+        full, urllib.parse.quote("refs/heads/" + branch))
+    best = None
+    for a in api.linked(path):
+        if a.get("activity_type") not in BRANCH_MOVES or not a.get("after") or not a.get("timestamp"):
+            continue
+        if parse_time(a["timestamp"]) <= deadline and (best is None or parse_time(a["timestamp"]) > parse_time(best["timestamp"])):
+            best = a
+    if best is None or set(best["after"]) == {"0"}:
+        return None, None
+    return best["after"], best["timestamp"]
+
+
+def parse_time(text):
+    """Seconds since the epoch of an ISO 8601 time: 2026-12-01T23:59:00Z,
+    or with +HH:MM (none: UTC); ValueError otherwise."""
+    import calendar
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:\.\d+)?)?(Z|[+-]\d\d:?\d\d)?$",
+                 text.strip())
+    if not m:
+        raise ValueError("not an ISO 8601 time: %r" % text)
+    y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+    t = calendar.timegm((y, mo, d, h, mi, int(m.group(6) or 0), 0, 0, 0))
+    z = m.group(7)
+    if z and z != "Z":
+        off = int(z[1:3]) * 3600 + int(z[-2:]) * 60
+        t -= off if z[0] == "+" else -off
+    return t
 
 
 def student_repos(api, org, prefix):
@@ -141,6 +196,12 @@ def cmd_fetch(args):
     if "--org" not in opts or "--prefix" not in opts or len(rest) != 1:
         return fail("usage: classroom.py fetch --org ORG --prefix PREFIX [--before TIME] DEST", 64)
     dest = rest[0]
+    deadline = None
+    if "--before" in opts:
+        try:
+            deadline = parse_time(opts["--before"])
+        except ValueError:
+            return fail("--before %s: not a time (e.g. 2026-12-01T23:59:00Z)" % opts["--before"], 64)
     os.makedirs(dest, exist_ok=True)
     api = Api()
     manifest, missing = {}, 0
@@ -149,20 +210,26 @@ def cmd_fetch(args):
             print("classroom: %r: not a GitHub login, skipped" % login)
             continue
         full = repo["full_name"]
-        query = "?sha=%s&per_page=1" % urllib.parse.quote(repo.get("default_branch") or "main")
+        branch = repo.get("default_branch") or "main"
         if "--before" in opts:
-            query += "&until=" + urllib.parse.quote(opts["--before"])
-        try:
-            commits = api.request("GET", "/repos/%s/commits%s" % (full, query)) or []
-        except urllib.error.HTTPError as e:
-            commits = [] if e.code == 409 else None  # 409: an empty repository
-            if commits is None:
-                raise
-        if not commits:
-            print("classroom: %s: no commit%s: nothing handed in" % (login, " before " + opts["--before"] if "--before" in opts else ""))
+            # At the deadline by when it was pushed, never by the commit's
+            # date, which a student's git sets (a late commit back-dated).
+            sha, when = head_at(api, full, branch, deadline)
+        else:
+            try:
+                commits = api.request("GET", "/repos/%s/commits?sha=%s&per_page=1" % (
+                    full, urllib.parse.quote(branch))) or []
+            except urllib.error.HTTPError as e:
+                if e.code != 409:  # 409: an empty repository
+                    raise
+                commits = []
+            sha = commits[0]["sha"] if commits else None
+            when = commits[0].get("commit", {}).get("committer", {}).get("date", "") if commits else None
+        if not sha:
+            print("classroom: %s: %s: nothing handed in" % (
+                login, "nothing pushed by " + opts["--before"] if "--before" in opts else "no commit"))
             missing += 1
             continue
-        sha = commits[0]["sha"]
         try:
             data = api.request("GET", "/repos/%s/tarball/%s" % (full, sha), raw=True, limit=MAX_ARCHIVE)
         except ValueError:
@@ -174,7 +241,7 @@ def cmd_fetch(args):
             f.write(data)
         os.replace(path + ".part", path)
         manifest[login] = {"repository": full, "commit": sha,
-                           "date": commits[0].get("commit", {}).get("committer", {}).get("date", "")}
+                           ("pushed" if "--before" in opts else "date"): when}
         print("classroom: %s: %s at %s" % (login, full, sha[:12]))
     # Entries starting with a dot are not submissions (grade-class skips them).
     with open(os.path.join(dest, ".fetched.json"), "w") as f:
