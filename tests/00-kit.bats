@@ -228,8 +228,9 @@ CASES
     # 6 ms narrowed to 5: 1 + 1 + 2 + 2 of 20.
     run "$UNIT" overlap-possible 4 1 6 1 0.5
     assert_output 0.3000
-    # Nothing to judge against: one chunk, no copy in, a kernel inside its margins.
-    for a in "1 1 4 1 0" "4 0 4 1 0" "4 1 0.5 1 0.5"; do
+    # Nothing to judge against: one chunk, no copy in, no copy out, a kernel
+    # inside its margins.
+    for a in "1 1 4 1 0" "4 0 4 1 0" "4 1 4 0 0" "4 1 0.5 1 0.5"; do
         # shellcheck disable=SC2086
         run "$UNIT" overlap-possible $a
         assert_output 1.0000

@@ -452,7 +452,9 @@ replay() { # WORKFLOW EVENT [PAYLOAD], in the current folder
     # push before the deadline breaks a rule; her later one, the reference,
     # is a commit dated before the deadline but pushed after it (a student's
     # git sets a commit's date: the push's time is GitHub's); bo's holds a
-    # link to a file outside and his lab file; cy has no commit.
+    # link to a file outside and his lab file; cy has no commit; dee's
+    # branch moved by a merge before the deadline, a push to another branch,
+    # and a back-dated force push after it.
     mk() { # NAME WHAT...: a repository's tarball as GitHub makes one
         local d="$t/tree/$1" n=$1
         shift
@@ -476,6 +478,11 @@ replay() { # WORKFLOW EVENT [PAYLOAD], in the current folder
   {"name": "hw1-bo", "commits": [{"sha": "b1", "date": "2026-11-30T10:00:00Z", "tarball": "$t/bo.tgz"}],
    "classroom_points": [0, 20]},
   {"name": "hw1-cy", "commits": []},
+  {"name": "hw1-dee", "commits": [{"sha": "d1", "date": "2026-11-30T10:00:00Z", "tarball": "$t/ana-1.tgz"},
+                                   {"sha": "d2", "date": "2026-12-01T12:00:00Z", "type": "pr_merge", "tarball": "$t/ana-1.tgz"},
+                                   {"sha": "d3", "date": "2026-12-01T13:00:00Z", "ref": "refs/heads/draft", "tarball": "$t/ana-2.tgz"},
+                                   {"sha": "d4", "date": "2026-11-29T10:00:00Z", "pushed": "2026-12-02T09:00:00Z",
+                                    "type": "force_push", "tarball": "$t/ana-2.tgz"}]},
   {"name": "hw2-ana", "commits": [{"sha": "c1", "date": "2026-11-30T10:00:00Z", "tarball": "$t/ana-2.tgz"}]}
  ]}
 EOF
@@ -489,9 +496,10 @@ EOF
     assert_line "classroom: ana: course/hw1-ana at a1"
     assert_line "classroom: bo: course/hw1-bo at b1"
     assert_line "classroom: cy: nothing pushed by 2026-12-01T23:59:00Z: nothing handed in"
+    assert_line "classroom: dee: course/hw1-dee at d2"
     run python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ana"]["pushed"])' "$t/subs/.fetched.json"
     assert_output "2026-12-01T10:00:00Z"
-    [ "$(ls "$t/subs")" = "$(printf 'ana.tar.gz\nbo.tar.gz')" ] || fail "fetched: $(ls "$t/subs")"
+    [ "$(ls "$t/subs")" = "$(printf 'ana.tar.gz\nbo.tar.gz\ndee.tar.gz')" ] || fail "fetched: $(ls "$t/subs")"
     run bash "$KIT_ROOT/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" "${sandbox_opt[@]}" --labs 01 "$t/subs" "$t/out"
     assert_success
     [ "$(csv_field_of "$t/out/class-labs.csv" '"ana",' 9)" = \
@@ -501,7 +509,7 @@ EOF
     # there makes of them: Classroom's points are the grade.
     run python3 "$cls" publish --org course --prefix hw1 "$t/out"
     assert_success
-    assert_output "classroom: points sent to 2 repositories"
+    assert_output "classroom: points sent to 3 repositories"
     run python3 -c 'import json, sys
 for l in open(sys.argv[1]):
     d = json.loads(l); b = d["body"]

@@ -6,18 +6,22 @@ free local port (written to PORTFILE), for the tests:
   GET  /orgs/ORG/repos                      the repositories of STATE
   GET  /repos/ORG/REPO                      one (its default branch)
   GET  /repos/ORG/REPO/commits?sha&until    its commits, newest first
-  GET  /repos/ORG/REPO/activity?ref&per_page&after
-                                            its pushes, newest first, each commit
-                                            pushed at its "pushed" time (its date
-                                            where none), one a page (so that the
-                                            paging is exercised), by cursor (Link)
+  GET  /repos/ORG/REPO/activity?ref&direction&per_page&after
+                                            what moved its branches, newest first
+                                            (direction=desc): each commit pushed at
+                                            its "pushed" time (its date where none)
+                                            to its "ref" (the default branch where
+                                            none) by its "type" (push where none),
+                                            one a page (so that the paging is
+                                            exercised), by cursor (Link)
   GET  /repos/ORG/REPO/tarball/SHA          302 to /codeload/..., as GitHub does
   GET  /repos/ORG/REPO/commits/REF/check-runs?check_name=
                                             the check run Classroom shows
   POST /repos/ORG/REPO/dispatches           appended to STATE's "dispatched" log
 
 STATE: {"org": ORG, "token": T, "repos": [{"name", "default_branch",
-"commits": [{"sha", "date", "pushed", "tarball"}], "classroom_points": [P, M]}],
+"commits": [{"sha", "date", "pushed", "ref", "type", "tarball"}],
+"classroom_points": [P, M]}],
 "log": FILE}. Every request must carry "Authorization: Bearer T".
 """
 
@@ -85,12 +89,16 @@ class Handler(BaseHTTPRequestHandler):
                                    for c in commits[: int(q.get("per_page", 30))]])
         if parts[3] == "activity" and len(parts) == 4:
             branch = "refs/heads/" + r.get("default_branch", "main")
-            pushes = sorted(r["commits"], key=lambda c: c.get("pushed", c["date"]), reverse=True)
-            acts = [{"id": i, "before": "0" * 40, "after": c["sha"], "ref": branch,
-                     "timestamp": c.get("pushed", c["date"]), "activity_type": "push"}
-                    for i, c in enumerate(pushes)]
-            if q.get("ref", branch) != branch:
-                acts = []
+            pushes = sorted(r["commits"], key=lambda c: c.get("pushed", c["date"]))
+            acts, head = [], {}
+            for i, c in enumerate(pushes):
+                ref = c.get("ref", branch)
+                acts.append({"id": i, "before": head.get(ref, "0" * 40), "after": c["sha"], "ref": ref,
+                             "timestamp": c.get("pushed", c["date"]), "activity_type": c.get("type", "push")})
+                head[ref] = c["sha"]
+            acts = [a for a in acts if a["ref"] == q.get("ref", a["ref"])]
+            if q.get("direction", "desc") == "desc":
+                acts.reverse()
             at, per = int(q.get("after", 0)), 1
             page, links = acts[at: at + per], []
             if at + per < len(acts):

@@ -82,6 +82,9 @@ KIT_MAX_OCCUPANCY_DIP=0.10
 KIT_MAX_KNEE_FACTOR=2
 # Lab 07: sum_ilp at 8 warps per SM against sum_tlp at full occupancy.
 KIT_MIN_ILP_FRACTION_OF_TLP=0.85
+# ... where sum_tlp at full occupancy reaches this share of the streaming
+# kernel's bandwidth (tests/07-latency.bats, skip_unless_tlp_nears_bandwidth).
+KIT_MIN_TLP_SHARE_FOR_ILP=0.67
 # Lab 07: float over double FMA throughput within this factor of the
 # Programming Guide's ratio (2 on sm_70, 8.0 and 9.0; 32 on sm_75; 64 on 8.6
 # and 8.9); __sinf against sinf at least this much faster.

@@ -70,8 +70,9 @@ options:
   --submission-limit S seconds one submission may take in all, waiting for
                        its GPU included (default 3600)
   --no-sandbox         grade without isolation (refused otherwise where there is none)
-  --slurm              grade as a Slurm job array: one task and one GPU per submission
-  --slurm-gres G       the GPU request of each task (default gpu:1; none: no request)
+  --slurm              grade as a Slurm job array: one task per submission, with --slurm-gres's GPUs
+  --slurm-gres G       the GPU request of each task (default gpu:1; none: no request;
+                       Lab 08's multi-GPU part needs two: gpu:2)
   --slurm-cpus N       CPUs of each task (sbatch --cpus-per-task; default 4)
   --slurm-mem M        memory of each task (sbatch --mem, e.g. 16G; default 16G)
   --slurm-throttle N   at most N tasks at once (sbatch --array=...%N)
@@ -114,7 +115,8 @@ safe_name() {
 
 # shown_name NAME ENTRY: the student's name as the reports show it where no
 # roster names them: the submission's own name (ENTRY, its archive suffix
-# dropped), UTF-8 kept and control characters dropped; NAME, the folder
+# dropped) through one_line (any script kept where the host has a UTF-8
+# locale, control characters made spaces); NAME, the folder
 # the grader uses, where ENTRY is empty (a name changed for a collision).
 shown_name() {
     local n=${2##*/}
@@ -646,7 +648,7 @@ run_slurm() {
     for lab in "${labs_list[@]}"; do
         [ "$(conf_get "$lab" gpus)" != all ] || every+="${every:+, }$lab"
     done
-    if [ -n "$every" ] && [ "$gres" = gpu:1 ]; then
+    if [ -n "$every" ] && [[ $gres == gpu:1 || $gres == gpu:*:1 ]]; then
         say "$every uses every GPU its task has: with gpu:1 its multi-GPU part is not graded (--slurm-gres gpu:2 asks for two)"
     fi
     say "submitting $n tasks to Slurm (array $array; each task: $cpus CPUs, $mem$([ "$gres" = none ] || echo ", $gres"))$([ "$wait" = 1 ] && echo ", and waiting for them")"
@@ -676,20 +678,27 @@ run_slurm() {
 # reach; its last error in slurm_why). A failing squeue is never taken for
 # an ended job.
 slurm_job_state() {
-    local got tries=0
+    local got err tries=0
     slurm_why=""
-    while ! got=$(squeue -h -j "$1" -o %i 2>&1); do
-        case $got in
-        *"Invalid job id"*) slurm_state=ended; return 0 ;;
-        esac
-        slurm_why=$(one_line "${got:-squeue exited with an error}")
+    err=$(mktemp "${TMPDIR:-/tmp}/kit-squeue.XXXXXX") || { slurm_state=unknown slurm_why="no temporary file"; return 0; }
+    while ! got=$(squeue -h -j "$1" -o %i 2>"$err"); do
+        if grep -q "Invalid job id" "$err"; then
+            rm -f "$err"
+            slurm_state=ended
+            return 0
+        fi
+        slurm_why=$(one_line "$(head -c 300 "$err")")
+        slurm_why=${slurm_why:-squeue exited with an error}
         tries=$((tries + 1))
         if [ "$tries" -ge "${KIT_SLURM_TRIES:-5}" ]; then
+            rm -f "$err"
             slurm_state=unknown
             return 0
         fi
         sleep "${KIT_SLURM_POLL:-20}"
     done
+    rm -f "$err"
+    # Its job IDs on standard output; a warning on standard error is not one.
     if [ -n "$got" ]; then slurm_state=running; else slurm_state=ended; fi
 }
 

@@ -26,6 +26,8 @@
 #ifndef KIT_TIMELINE_H
 #define KIT_TIMELINE_H
 
+#include <math.h>
+
 #include "kit_check.h"
 #include "kit_host.h"
 

@@ -31,6 +31,7 @@ GitHub's REST API: GITHUB_API_URL (default https://api.github.com).
 """
 
 import base64
+import calendar
 import json
 import os
 import re
@@ -106,7 +107,6 @@ class Api:
                 return
             page += 1
 
-
     def linked(self, path):
         """Every item of a list GitHub pages with Link headers (rel="next"),
         as its cursor-paged lists do."""
@@ -119,31 +119,32 @@ class Api:
             path = m.group(1) if m else None
 
 
-# What moves a branch: its activities (GitHub's repository activity list).
-BRANCH_MOVES = ("push", "force_push", "pr_merge", "merge_queue_merge", "branch_creation")
+# What moves a branch (GitHub's repository activity list): after each, the
+# branch points at the activity's "after" (all zeros once deleted).
+BRANCH_MOVES = ("push", "force_push", "pr_merge", "merge_queue_merge", "branch_creation", "branch_deletion")
 
 
 def head_at(api, full, branch, deadline):
     """The commit the branch pointed to at the deadline, by the times GitHub
     recorded the pushes (a commit's own date is the student's to set):
-    (sha, the push's time), (None, None) where nothing was pushed by then."""
+    (sha, the push's time), or (None, None) where nothing was pushed by then
+    or the branch had been deleted. The list comes newest first: the first
+    move at or before the deadline is the answer."""
     path = "/repos/%s/activity?ref=%s&direction=desc&per_page=100" % (
         full, urllib.parse.quote("refs/heads/" + branch))
-    best = None
     for a in api.linked(path):
         if a.get("activity_type") not in BRANCH_MOVES or not a.get("after") or not a.get("timestamp"):
             continue
-        if parse_time(a["timestamp"]) <= deadline and (best is None or parse_time(a["timestamp"]) > parse_time(best["timestamp"])):
-            best = a
-    if best is None or set(best["after"]) == {"0"}:
-        return None, None
-    return best["after"], best["timestamp"]
+        if parse_time(a["timestamp"]) <= deadline:
+            if set(a["after"]) == {"0"}:
+                return None, None
+            return a["after"], a["timestamp"]
+    return None, None
 
 
 def parse_time(text):
     """Seconds since the epoch of an ISO 8601 time: 2026-12-01T23:59:00Z,
     or with +HH:MM (none: UTC); ValueError otherwise."""
-    import calendar
     m = re.match(r"^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:\.\d+)?)?(Z|[+-]\d\d:?\d\d)?$",
                  text.strip())
     if not m:
@@ -214,8 +215,9 @@ def cmd_fetch(args):
         if "--before" in opts:
             # At the deadline by when it was pushed, never by the commit's
             # date, which a student's git sets (a late commit back-dated).
-            sha, when = head_at(api, full, branch, deadline)
+            sha, pushed = head_at(api, full, branch, deadline)
         else:
+            pushed = None
             try:
                 commits = api.request("GET", "/repos/%s/commits?sha=%s&per_page=1" % (
                     full, urllib.parse.quote(branch))) or []
@@ -224,7 +226,6 @@ def cmd_fetch(args):
                     raise
                 commits = []
             sha = commits[0]["sha"] if commits else None
-            when = commits[0].get("commit", {}).get("committer", {}).get("date", "") if commits else None
         if not sha:
             print("classroom: %s: %s: nothing handed in" % (
                 login, "nothing pushed by " + opts["--before"] if "--before" in opts else "no commit"))
@@ -240,8 +241,9 @@ def cmd_fetch(args):
         with open(path + ".part", "wb") as f:
             f.write(data)
         os.replace(path + ".part", path)
-        manifest[login] = {"repository": full, "commit": sha,
-                           ("pushed" if "--before" in opts else "date"): when}
+        manifest[login] = {"repository": full, "commit": sha}
+        if pushed:
+            manifest[login]["pushed"] = pushed
         print("classroom: %s: %s at %s" % (login, full, sha[:12]))
     # Entries starting with a dot are not submissions (grade-class skips them).
     with open(os.path.join(dest, ".fetched.json"), "w") as f:
