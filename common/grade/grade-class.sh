@@ -102,13 +102,20 @@ report_py() { python3 "$grade_dir/kitreport.py" "$@"; }
 # Submissions
 # ---------------------------------------------------------------------------
 
+# entry_bare ENTRY: a submission's file name without its folder and its
+# archive suffix.
+entry_bare() {
+    local n=${1##*/}
+    n=${n%.tar.gz} n=${n%.tar.xz} n=${n%.tgz} n=${n%.tar} n=${n%.zip}
+    printf '%s' "$n"
+}
+
 # safe_name ENTRY: the student's name from a submission's file name: its
 # archive suffix dropped, every other character than letters, digits and
 # . _ - @ + made _, no leading dot or dash, at most 64 characters.
 safe_name() {
-    local n=${1##*/}
-    n=${n%.tar.gz} n=${n%.tar.xz} n=${n%.tgz} n=${n%.tar} n=${n%.zip}
-    n=$(printf '%s' "$n" | LC_ALL=C tr -c 'A-Za-z0-9._@+-' _ | head -c 64)
+    local n
+    n=$(entry_bare "$1" | LC_ALL=C tr -c 'A-Za-z0-9._@+-' _ | head -c 64)
     while [[ $n == [.-]* ]]; do n=_${n:1}; done
     printf '%s' "${n:-unnamed}"
 }
@@ -119,10 +126,19 @@ safe_name() {
 # locale, control characters made spaces); NAME, the folder
 # the grader uses, where ENTRY is empty (a name changed for a collision).
 shown_name() {
-    local n=${2##*/}
-    n=${n%.tar.gz} n=${n%.tar.xz} n=${n%.tgz} n=${n%.tar} n=${n%.zip}
-    n=$(one_line "$n")
+    local n
+    n=$(one_line "$(entry_bare "$2")")
     printf '%s' "${n:-$1}"
+}
+
+# labs_on_every_gpu: the labs to grade that grading.conf grades on every
+# GPU (gpus = all), comma-separated.
+labs_on_every_gpu() {
+    local lab every=""
+    for lab in "${labs_list[@]}"; do
+        [ "$(conf_get "$lab" gpus)" != all ] || every+="${every:+, }$lab"
+    done
+    printf '%s' "$every"
 }
 
 # list_submissions DIR: sets sub_names[], sub_paths[] and sub_entries[]
@@ -506,12 +522,10 @@ main() {
             gpus=$(seq -s, 0 $((n - 1)))
         fi
     fi
-    local workers=() w=0 g every=""
+    local workers=() w=0 g every
     # A lab graded on every GPU (grading.conf: gpus = all) gets them all:
     # then no worker is kept to one GPU, and the other labs run on the first.
-    for lab in "${labs_list[@]}"; do
-        [ "$(conf_get "$lab" gpus)" != all ] || every+="${every:+, }$lab"
-    done
+    every=$(labs_on_every_gpu)
     if [ -n "$every" ] && [[ $gpus == *,* ]]; then
         say "$every uses every GPU: each submission is graded with all of them ($gpus), the other labs on the first"
         gpus=${gpus//,/+}
@@ -644,10 +658,8 @@ run_slurm() {
     [ "$gres" = none ] || sb+=(--gres="$gres")
     [ -z "$partition" ] || sb+=(--partition="$partition")
     [ -z "$account" ] || sb+=(--account="$account")
-    local lab every=""
-    for lab in "${labs_list[@]}"; do
-        [ "$(conf_get "$lab" gpus)" != all ] || every+="${every:+, }$lab"
-    done
+    local every
+    every=$(labs_on_every_gpu)
     if [ -n "$every" ] && [[ $gres == gpu:1 || $gres == gpu:*:1 ]]; then
         say "$every uses every GPU its task has: with gpu:1 its multi-GPU part is not graded (--slurm-gres gpu:2 asks for two)"
     fi
