@@ -42,7 +42,7 @@ assert_fixture_verdicts() {
         submission "$subs/$f" "$f"
     done
     run bash "$BATS_TEST_TMPDIR/kit/common/grade/grade-class.sh" --reference-build "$KIT_BUILD" \
-        "${sandbox_opt[@]}" --labs 01,04 "$subs" "$out"
+        "${sandbox_opt[@]}" --labs 01,04,05 "$subs" "$out"
     echo "$output" >"$KIT_BUILD/grade-class-fixtures.txt"
     [ ${#sandbox_opt[@]} = 1 ] || assert_output --partial "isolation: bubblewrap"
     assert_fixture_verdicts "$out" "${all[@]}"

@@ -17,11 +17,6 @@ struct vector_pipeline {
     cudaStream_t *streams;      /* nchunks streams, made by create_streams */
 };
 
-/* The student's code here is host code that drives the GPU itself
- * (streams, copies, GPUs): the grader still runs it in one process with the
- * kit's harness, not beside the kit's judge (common/lib/kit_judge.h). */
-#define KIT_STUDENT_HOST_CODE 1
-
 #define KIT_STUDENT_FUNCTIONS(X)                                                                   \
     X(void *, alloc_host, (size_t bytes))                                                          \
     X(void, free_host, (void *p))                                                                  \
@@ -29,6 +24,67 @@ struct vector_pipeline {
     X(void, destroy_streams, (cudaStream_t * streams, int n))                                      \
     X(void, pipeline_depth_first, (const struct vector_pipeline *p))                               \
     X(void, pipeline_breadth_first, (const struct vector_pipeline *p))
+
+/*
+ * The student's code is host code that drives the GPU itself, so the
+ * harness reaches it through the kit's side in the student's process
+ * (05-streams-remote.h; kit_student.h): in grading that is the worker, and
+ * the judge keeps the inputs, the checks, the clock and the verdict.
+ */
+#define KIT_REMOTE_H "05-streams-remote.h"
+#define LAB05_MAX_CHUNKS 64
+#define LAB05_MAX_CALLS (8 * LAB05_MAX_CHUNKS + 64)
+#define LAB05_MAX_SPANS (LAB05_MAX_CALLS + 4 * LAB05_MAX_CHUNKS)
+
+/* How a run goes: its issue order, and which build. */
+enum { LAB05_DEPTH_FIRST = 0, LAB05_BREADTH_FIRST = 1, LAB05_TRACED = 2 };
+
+/* What alloc_host gave, per array (A, B, C). */
+enum { LAB05_PINNED, LAB05_NULL, LAB05_PAGEABLE };
+struct lab05_host_out {
+    int status[3];
+    unsigned int flags[3]; /* cudaHostGetFlags of a pinned one */
+    int registered[3];     /* the kit's array registered as the student's was */
+};
+
+/* What create_streams made. */
+enum { LAB05_STREAMS_OK, LAB05_DEFAULT_STREAM, LAB05_SAME_STREAM };
+struct lab05_open_out {
+    int ok, kind;
+    int i, j; /* streams[i] is the default stream; or streams[i] and [j] are one */
+};
+
+/* A copy the traced build queued: what it moved (KIT_OP_...) and where its chunk starts. */
+struct lab05_call {
+    int op;
+    long long row;
+};
+
+/* A traced run: the copies in the order queued; and where asked, its timeline. */
+struct lab05_trace_out {
+    int early; /* a chunk still working when the pipeline returned, or -1 */
+    int ncalls;
+    struct lab05_call calls[LAB05_MAX_CALLS];
+    long long missed; /* copies not recorded */
+    int nspans, launches;
+    kit_span spans[LAB05_MAX_SPANS];
+    double uncertainty_ms, mean_kernel_ms;
+};
+
+#define KIT_REMOTE_FUNCTIONS(X)                                                                    \
+    X(void, lab05_host,                                                                            \
+      (unsigned int *A, unsigned int *B, unsigned int *C, unsigned long long bytes, struct lab05_host_out *out)) \
+    X(void, lab05_host_release, (unsigned int *A, unsigned int *B, unsigned int *C))               \
+    X(void, lab05_open, (int nchunks, struct lab05_open_out *out))                                 \
+    X(void, lab05_close, (int nchunks))                                                            \
+    X(int, lab05_run,                                                                              \
+      (const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int *dA, unsigned int *dB, \
+       unsigned int *dC, unsigned int n, int nchunks, int how, int work))                          \
+    X(void, lab05_trace,                                                                           \
+      (const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int *dA, unsigned int *dB, \
+       unsigned int *dC, unsigned int n, int nchunks, int how, int work, unsigned long long *spans, \
+       unsigned long long cap, struct lab05_trace_out *out))                                       \
+    X(void, lab05_nothing, (void))
 
 #endif /* KIT_LAB_05_H */
 

@@ -26,6 +26,10 @@
 #error "judge.cu is built with KIT_JUDGE=1"
 #endif
 
+#ifndef KIT_REMOTE_FUNCTIONS
+/* (Where the kit has a side in the student's process, KIT_REMOTE_FUNCTIONS
+ * below, the harness calls only that: no stubs of the student's functions.) */
+
 /* The counters' settings: their device pointers as buffers. */
 static inline void kit_judge_put_struct(kit_writer *w, const kit_count_config *c)
 {
@@ -55,6 +59,19 @@ extern "C" const kit_student_api kit_student_timed = {
 extern "C" const kit_student_api kit_student_counted = {
     &kit_stub<1, KIT_FN_configure_counting, void (*)(const kit_count_config *)>::call,
     KIT_STUDENT_FUNCTIONS(KIT_STUB_COUNTED)};
+#endif
+
+#ifdef KIT_REMOTE_FUNCTIONS
+/* The kit's side in the worker (kit_student.h): one stub per function. */
+#define KIT_RFN_NAME(ret, name, params) #name,
+static const char *const kit_remote_names[] = {KIT_REMOTE_FUNCTIONS(KIT_RFN_NAME)};
+template <int Fn, typename Sig> struct kit_remote_stub;
+template <int Fn, typename R, typename... A> struct kit_remote_stub<Fn, R (*)(A...)> {
+    static R call(A... a) { return kit_judge_call<R, A...>(KIT_REMOTE_TABLE, Fn, kit_remote_names[Fn], a...); }
+};
+#define KIT_RSTUB(ret, name, params) &kit_remote_stub<KIT_RFN_##name, ret(*) params>::call,
+extern "C" const kit_remote_api kit_remote = {KIT_REMOTE_FUNCTIONS(KIT_RSTUB)};
+#endif
 
 #ifdef KIT_STUDENT_KERNELS
 

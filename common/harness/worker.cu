@@ -21,6 +21,10 @@
 #include KIT_LAB_H
 #include "kit_student.h"
 #include "kit_proto.h"
+#ifdef KIT_REMOTE_H
+#include KIT_REMOTE_H
+#endif
+#include <sys/mman.h>
 
 #ifndef KIT_LAB_NAME
 #error "worker.cu is built with KIT_LAB_NAME, the lab's name"
@@ -31,8 +35,16 @@ static struct {
     uint32_t id;
     char *base;
     uint64_t size;
+    int host; /* a host buffer (mapped from the judge's memfd), not a GPU one */
 } maps[256];
 static int nmaps;
+
+/* A host buffer's mapping: whole pages. */
+static size_t host_size(uint64_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return size ? (size_t)((size + page - 1) / page * page) : page;
+}
 
 /* Anything the judge did not ask for as it must be asked: stop. */
 static void broken(const char *what)
@@ -63,7 +75,7 @@ static void *mapped(kit_wire_ptr p, kit_reader *r)
 template <typename S> static void kit_worker_get_struct(kit_reader *r, S *s) { kit_get_bytes(r, s, sizeof *s); }
 template <typename S> static void kit_worker_fix(S *) {}
 
-static void kit_worker_get_struct(kit_reader *r, kit_count_config *c)
+__attribute__((unused)) static void kit_worker_get_struct(kit_reader *r, kit_count_config *c)
 {
     kit_wire_ptr p[4];
     kit_get_bytes(r, p, sizeof p);
@@ -140,6 +152,7 @@ template <typename R, typename... A> static uint32_t kit_worker_call(R (*f)(A...
     return kit_worker_invoke(f, r, w, std::index_sequence_for<A...>{});
 }
 
+#ifndef KIT_REMOTE_FUNCTIONS
 static uint32_t call(const kit_student_api *api, uint32_t fn, kit_reader *r, kit_writer *w)
 {
     switch (fn) {
@@ -152,6 +165,22 @@ static uint32_t call(const kit_student_api *api, uint32_t fn, kit_reader *r, kit
     }
     return 0;
 }
+#endif
+
+#ifdef KIT_REMOTE_FUNCTIONS
+/* The kit's side in this process (kit_student.h, KIT_REMOTE_H). */
+static uint32_t call_remote(uint32_t fn, kit_reader *r, kit_writer *w)
+{
+    switch (fn) {
+#define KIT_DISPATCH(ret, name, params)                                                            \
+    case KIT_RFN_##name: return kit_worker_call(kit_remote.name, r, w);
+        KIT_REMOTE_FUNCTIONS(KIT_DISPATCH)
+#undef KIT_DISPATCH
+    default: broken("a call of a function the lab does not have");
+    }
+    return 0;
+}
+#endif
 
 /* ---- kernels the harness launches itself -------------------------------------- */
 
@@ -251,7 +280,8 @@ int main(int argc, char **argv)
     if (cudaFree(0) != cudaSuccess)
         cudaGetLastError();
     for (;;) {
-        int rc = kit_msg_recv(KIT_WORKER_FD, &m);
+        int passed = -1;
+        int rc = kit_msg_recv_fd(KIT_WORKER_FD, &m, &passed);
         kit_reader r = {m.payload, 0, 0, 1};
         kit_writer w = {out, 0, sizeof out, 1};
         uint32_t bytes;
@@ -262,6 +292,8 @@ int main(int argc, char **argv)
         if (rc < 0)
             broken("a message from the judge that is not one");
         r.len = m.h.len;
+        if (passed >= 0 && !(m.h.type == KIT_MSG_MAP && m.h.b == KIT_MAP_HOST))
+            broken("a descriptor the judge did not describe");
         switch (m.h.type) {
         case KIT_MSG_DEVICE:
             e = cudaSetDevice((int)m.h.a);
@@ -271,15 +303,41 @@ int main(int argc, char **argv)
             answer(e, 0, NULL);
             break;
         case KIT_MSG_MAP:
-            if (m.h.b == 1) { /* let go of buffer a */
+            if (m.h.b == KIT_MAP_RELEASE) { /* let go of buffer a */
                 e = cudaErrorInvalidValue;
                 for (int i = 0; i < nmaps; i++)
                     if (maps[i].id == m.h.a) {
-                        e = cudaIpcCloseMemHandle(maps[i].base);
+                        if (maps[i].host) {
+                            /* Registered by the kit's side (or the student's code): no longer. */
+                            if (has_gpu && cudaHostUnregister(maps[i].base) != cudaSuccess)
+                                cudaGetLastError();
+                            e = munmap(maps[i].base, host_size(maps[i].size)) == 0 ? cudaSuccess
+                                                                                     : cudaErrorInvalidValue;
+                        } else {
+                            e = cudaIpcCloseMemHandle(maps[i].base);
+                        }
                         maps[i] = maps[--nmaps];
                         break;
                     }
                 answer(e, 0, NULL);
+            } else if (m.h.b == KIT_MAP_HOST) { /* a host buffer: its memfd came with the message */
+                uint64_t size;
+                void *p;
+                kit_get_bytes(&r, &size, sizeof size);
+                if (passed < 0 || !r.ok || r.at != r.len || nmaps == (int)(sizeof maps / sizeof maps[0]))
+                    broken("a host buffer the judge did not describe");
+                p = mmap(NULL, host_size(size), PROT_READ | PROT_WRITE, MAP_SHARED, passed, 0);
+                close(passed);
+                if (p == MAP_FAILED) {
+                    answer(cudaErrorMemoryAllocation, 0, NULL);
+                    break;
+                }
+                maps[nmaps].id = m.h.a;
+                maps[nmaps].base = (char *)p;
+                maps[nmaps].size = size;
+                maps[nmaps].host = 1;
+                nmaps++;
+                answer(cudaSuccess, 0, NULL);
             } else {
                 cudaIpcMemHandle_t handle;
                 uint64_t size;
@@ -293,17 +351,32 @@ int main(int argc, char **argv)
                     maps[nmaps].id = m.h.a;
                     maps[nmaps].base = (char *)p;
                     maps[nmaps].size = size;
+                    maps[nmaps].host = 0;
                     nmaps++;
                 }
                 answer(e, 0, NULL);
             }
             break;
         case KIT_MSG_CALL:
+#ifdef KIT_REMOTE_FUNCTIONS
+            if (m.h.a == KIT_REMOTE_TABLE) {
+                if (m.h.b >= KIT_RFN_COUNT)
+                    broken("a call of a function the lab does not have");
+                bytes = call_remote(m.h.b, &r, &w);
+                e = finished();
+                answer(e, bytes, &w);
+                break;
+            }
+#endif
+#ifndef KIT_REMOTE_FUNCTIONS
             if (m.h.a > 1 || m.h.b >= KIT_FN_COUNT)
                 broken("a call of a function the lab does not have");
             bytes = call(m.h.a ? &kit_student_counted : &kit_student_timed, m.h.b, &r, &w);
             e = finished();
             answer(e, bytes, &w);
+#else
+            broken("a call of a function the lab does not have");
+#endif
             break;
 #ifdef KIT_STUDENT_KERNELS
         case KIT_MSG_LAUNCH:

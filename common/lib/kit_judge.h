@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -54,6 +55,7 @@ typedef struct {
     size_t size;
     uint32_t id;
     int shared; /* the worker has it */
+    int host_fd; /* a host buffer: its memfd; -1: a GPU buffer */
 } kit_judge_buffer;
 
 typedef struct {
@@ -67,7 +69,7 @@ typedef struct {
     int gpu;                 /* the judge uses a GPU, and so does its worker */
 } kit_judge_state;
 
-__attribute__((weak)) kit_judge_state kit_judge = {-1, 0, 0, 0, {{0, 0, 0, 0}}, 0, 1, NULL, 0};
+__attribute__((weak)) kit_judge_state kit_judge = {-1, 0, 0, 0, {{0, 0, 0, 0, -1}}, 0, 1, NULL, 0};
 
 /* ---- the worker's end --------------------------------------------------------- */
 
@@ -345,8 +347,45 @@ static inline cudaError_t kit_judge_malloc(void **p, size_t bytes)
     kit_judge.buf[kit_judge.nbuf].size = bytes;
     kit_judge.buf[kit_judge.nbuf].id = kit_judge.next_id++;
     kit_judge.buf[kit_judge.nbuf].shared = 0;
+    kit_judge.buf[kit_judge.nbuf].host_fd = -1;
     kit_judge.nbuf++;
     return cudaSuccess;
+}
+
+/*
+ * Host memory the student's code reads or fills (Lab 05's host arrays): a
+ * memfd of whole pages, mapped here and, once handed over, by the worker.
+ * Its size is sealed, so that the worker can neither shrink it (the
+ * judge's reads would fault) nor grow it; the judge checks what is in it
+ * against copies of its own, after the worker's work is done.
+ */
+static inline void *kit_judge_host_alloc(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = (bytes + page - 1) / page * page;
+    int fd;
+    void *p;
+
+    if (size == 0)
+        size = page;
+    fd = memfd_create("kit-host", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        kit_die(KIT_EXIT_FAIL, "the kit's judge cannot make shared host memory (memfd_create): %s", strerror(errno));
+    if (ftruncate(fd, (off_t)size) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        kit_die(KIT_EXIT_FAIL, "the kit's judge cannot size its shared host memory: %s", strerror(errno));
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        kit_die(KIT_EXIT_FAIL, "the kit's judge cannot map %zu bytes of shared host memory: %s", size,
+                strerror(errno));
+    if (kit_judge.nbuf == KIT_JUDGE_MAX_BUFFERS)
+        kit_die(KIT_EXIT_FAIL, "the kit's judge holds too many buffers (a bug of the kit)");
+    kit_judge.buf[kit_judge.nbuf].base = (char *)p;
+    kit_judge.buf[kit_judge.nbuf].size = bytes;
+    kit_judge.buf[kit_judge.nbuf].id = kit_judge.next_id++;
+    kit_judge.buf[kit_judge.nbuf].shared = 0;
+    kit_judge.buf[kit_judge.nbuf].host_fd = fd;
+    kit_judge.nbuf++;
+    return p;
 }
 
 /* cudaMallocPitch in a judge: the same, rows of the runtime's pitch. */
@@ -368,15 +407,26 @@ static inline cudaError_t kit_judge_free(void *p)
                 /* The worker lets go of it first. */
                 kit_msg m;
                 kit_judge.waiting_for = "the worker's release of a buffer";
-                if (kit_msg_send(kit_judge.fd, KIT_MSG_MAP, kit_judge.buf[i].id, 1, NULL, 0) != 0)
+                if (kit_msg_send(kit_judge.fd, KIT_MSG_MAP, kit_judge.buf[i].id, KIT_MAP_RELEASE, NULL, 0) != 0)
                     kit_judge_worker_lost(0);
                 kit_judge_expect_return(&m);
+            }
+            if (kit_judge.buf[i].host_fd >= 0) {
+                size_t page = (size_t)sysconf(_SC_PAGESIZE);
+                size_t size = (kit_judge.buf[i].size + page - 1) / page * page;
+                munmap(kit_judge.buf[i].base, size ? size : page);
+                close(kit_judge.buf[i].host_fd);
+                kit_judge.buf[i] = kit_judge.buf[--kit_judge.nbuf];
+                return cudaSuccess;
             }
             kit_judge.buf[i] = kit_judge.buf[--kit_judge.nbuf];
             return (cudaFree)(p);
         }
     return (cudaFree)(p);
 }
+
+/* The judge's shared host memory given back: the worker lets go first. */
+static inline void kit_judge_host_free(void *p) { KIT_CHECK(kit_judge_free(p)); }
 
 /* The wire form of a device pointer of the judge's: its buffer and offset;
  * the buffer is shared with the worker the first time. */
@@ -396,7 +446,16 @@ static inline kit_wire_ptr kit_judge_wire(const void *p)
         int just_past = c == b->base + b->size;
         if (i < kit_judge.nbuf ? !holds : !just_past)
             continue;
-        if (!b->shared) {
+        if (!b->shared && b->host_fd >= 0) {
+            uint64_t size = b->size;
+            kit_msg m;
+            kit_judge_start();
+            kit_judge.waiting_for = "the worker's mapping of shared host memory";
+            if (kit_msg_send_fd(kit_judge.fd, KIT_MSG_MAP, b->id, KIT_MAP_HOST, &size, sizeof size, b->host_fd) != 0)
+                kit_judge_worker_lost(0);
+            kit_judge_expect_return(&m);
+            b->shared = 1;
+        } else if (!b->shared) {
             struct {
                 cudaIpcMemHandle_t handle;
                 uint64_t size;
@@ -406,7 +465,7 @@ static inline kit_wire_ptr kit_judge_wire(const void *p)
             map.size = b->size;
             kit_judge_start();
             kit_judge.waiting_for = "the worker's opening of a shared buffer";
-            if (kit_msg_send(kit_judge.fd, KIT_MSG_MAP, b->id, 0, &map, sizeof map) != 0)
+            if (kit_msg_send(kit_judge.fd, KIT_MSG_MAP, b->id, KIT_MAP_GPU, &map, sizeof map) != 0)
                 kit_judge_worker_lost(0);
             kit_judge_expect_return(&m);
             b->shared = 1;
@@ -505,7 +564,7 @@ template <typename R, typename... A> static inline R kit_judge_call(int table, i
     if (!w.ok)
         kit_die(KIT_EXIT_FAIL, "the kit's judge: the arguments of %s do not fit a message", name);
     kit_judge_drain();
-    snprintf(what, sizeof what, "%s%s", name, table ? " (its counting build)" : "");
+    snprintf(what, sizeof what, "%s%s", name, table == 1 ? " (its counting build)" : "");
     kit_judge.waiting_for = what;
     if (kit_msg_send(kit_judge.fd, KIT_MSG_CALL, (uint32_t)table, (uint32_t)fn, out, w.len) != 0)
         kit_judge_worker_lost(0);

@@ -15,7 +15,11 @@
  * student's code is the judge's own allocation, opened by the worker with
  * CUDA's interprocess handles (cudaIpcGetMemHandle / cudaIpcOpenMemHandle);
  * each is a whole allocation of 2 MiB multiples, so a handle reaches that
- * buffer and nothing beside it. Messages go over a socket the judge made
+ * buffer and nothing beside it. Host memory the student's code must read
+ * or fill (Lab 05's host arrays) is the judge's too: a memfd of whole
+ * pages, sealed against shrinking and growing, passed over the socket and
+ * mapped by both; the judge reads it only after the worker says it is
+ * done, and checks it against copies the worker never sees. Messages go over a socket the judge made
  * (a SOCK_SEQPACKET pair, one message per packet), the worker's end on its
  * descriptor 3. A message is a head of five numbers and a payload of at
  * most KIT_MSG_MAX bytes; the payload of a call holds its arguments, each
@@ -24,7 +28,8 @@
  *   numbers, enums, structs of numbers   their bytes;
  *   a pointer to numbers (an array)      a buffer number and an offset into
  *                                        it (0 and 0: NULL): the judge's
- *                                        buffer, the worker's mapping of it;
+ *                                        buffer (GPU or host), the worker's
+ *                                        mapping of it;
  *   a pointer to a struct                the struct's bytes; where it is not
  *                                        const, the worker sends them back.
  *
@@ -37,6 +42,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 #include <type_traits>
 #include <unistd.h>
@@ -52,7 +58,9 @@
 enum kit_msg_type {
     KIT_MSG_HELLO = 1, /* worker -> judge: a = version, b = functions; payload: the lab's name */
     KIT_MSG_DEVICE,    /* judge -> worker: a = the GPU's number */
-    KIT_MSG_MAP,       /* judge -> worker: a = buffer; payload: IPC handle, size */
+    KIT_MSG_MAP,       /* judge -> worker: a = buffer; b = 0: a GPU buffer, payload: IPC handle, size;
+                          b = 1: let go of buffer a; b = 2: a host buffer, payload: size, and its
+                          descriptor (a sealed memfd) passed with the message */
     KIT_MSG_CALL,      /* judge -> worker: a = table (0 timed, 1 counted), b = function; payload: arguments */
     KIT_MSG_LAUNCH,    /* judge -> worker: a = table, b = kernel; payload: grid, block, shared, arguments */
     KIT_MSG_SETATTR,   /* judge -> worker: a = table, b = kernel; payload: attribute, value */
@@ -71,10 +79,23 @@ typedef struct {
     unsigned char payload[KIT_MSG_MAX];
 } kit_msg;
 
-/* Sends one message; 0 on success, -1 (errno set) otherwise. */
-static inline int kit_msg_send(int fd, uint32_t type, uint32_t a, uint32_t b, const void *payload, size_t len)
+/* Host buffers are shared whole pages, as sealed memfds (KIT_MSG_MAP, b = 2). */
+#define KIT_MAP_GPU 0
+#define KIT_MAP_RELEASE 1
+#define KIT_MAP_HOST 2
+
+/* Sends one message, and where pass_fd >= 0 that descriptor with it; 0 on
+ * success, -1 (errno set) otherwise. */
+static inline int kit_msg_send_fd(int fd, uint32_t type, uint32_t a, uint32_t b, const void *payload, size_t len,
+                                  int pass_fd)
 {
     static kit_msg m;
+    union {
+        struct cmsghdr h;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct iovec iov;
+    struct msghdr msg;
     ssize_t n;
     if (len > KIT_MSG_MAX) {
         errno = EMSGSIZE;
@@ -87,30 +108,82 @@ static inline int kit_msg_send(int fd, uint32_t type, uint32_t a, uint32_t b, co
     m.h.len = (uint32_t)len;
     if (len)
         memcpy(m.payload, payload, len);
+    iov.iov_base = &m;
+    iov.iov_len = sizeof m.h + len;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (pass_fd >= 0) {
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.space;
+        msg.msg_controllen = sizeof control.space;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
     do
-        n = send(fd, &m, sizeof m.h + len, MSG_NOSIGNAL);
+        n = sendmsg(fd, &msg, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     return n == (ssize_t)(sizeof m.h + len) ? 0 : -1;
+}
+
+/* Sends one message; 0 on success, -1 (errno set) otherwise. */
+static inline int kit_msg_send(int fd, uint32_t type, uint32_t a, uint32_t b, const void *payload, size_t len)
+{
+    return kit_msg_send_fd(fd, type, a, b, payload, len, -1);
 }
 
 /*
  * Receives one message into m. Returns 1 on a well-formed message, 0 at the
  * end of the stream, -1 on an error or a message that is not one (too
- * short, a wrong magic, type or length): the peer broke the protocol.
+ * short, a wrong magic, type or length): the peer broke the protocol. A
+ * descriptor that came with it goes to *passed where passed is not NULL
+ * (-1: none); otherwise, and beyond the first, it is closed at once.
  */
-static inline int kit_msg_recv(int fd, kit_msg *m)
+static inline int kit_msg_recv_fd(int fd, kit_msg *m, int *passed)
 {
+    union {
+        struct cmsghdr h;
+        char space[CMSG_SPACE(4 * sizeof(int))];
+    } control;
+    struct iovec iov = {m, sizeof *m};
+    struct msghdr msg;
     ssize_t n;
+
+    if (passed)
+        *passed = -1;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.space;
+    msg.msg_controllen = sizeof control.space;
     do
-        n = recv(fd, m, sizeof *m, MSG_TRUNC);
+        n = recvmsg(fd, &msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
+    for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int got;
+            memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+            if (passed && *passed < 0)
+                *passed = got;
+            else
+                close(got);
+        }
+    }
     if (n == 0)
         return 0;
     if (n < (ssize_t)sizeof m->h || n > (ssize_t)sizeof *m || m->h.magic != KIT_PROTO_MAGIC ||
-        m->h.type == 0 || m->h.type >= KIT_MSG_TYPES || m->h.len != (size_t)n - sizeof m->h)
+        m->h.type == 0 || m->h.type >= KIT_MSG_TYPES || m->h.len != (size_t)n - sizeof m->h ||
+        (msg.msg_flags & MSG_CTRUNC))
         return -1;
     return 1;
 }
+
+static inline int kit_msg_recv(int fd, kit_msg *m) { return kit_msg_recv_fd(fd, m, NULL); }
 
 /* ---- encoding arguments -------------------------------------------------------- */
 

@@ -43,6 +43,35 @@ enum { KIT_FN_configure_counting, KIT_STUDENT_FUNCTIONS(KIT_FN_INDEX) KIT_FN_COU
 #undef KIT_FN_INDEX
 
 /*
+ * The kit's side in the student's process. Where the student's code is
+ * host code that drives the GPU itself (Lab 05's streams), what the harness
+ * must ask of it (make the streams, run the pipeline, trace it) is kit code
+ * that runs beside the student's functions and calls them through the
+ * tables above. A contract lists it as KIT_REMOTE_FUNCTIONS(X), the same
+ * way, and names the header that defines it (KIT_REMOTE_H), which defines
+ * the table kit_remote of those functions. The lab's program includes that
+ * header and calls it directly; in grading, the worker includes it and the
+ * judge's kit_remote holds stubs (common/harness/judge.cu), so that the
+ * harness calls the same table either way, and the student's code runs
+ * only in the worker.
+ */
+#ifdef KIT_REMOTE_FUNCTIONS
+#define KIT_REMOTE_FIELD(ret, name, params) ret(*name) params;
+typedef struct {
+    KIT_REMOTE_FUNCTIONS(KIT_REMOTE_FIELD)
+} kit_remote_api;
+#undef KIT_REMOTE_FIELD
+
+#define KIT_RFN_INDEX(ret, name, params) KIT_RFN_##name,
+enum { KIT_REMOTE_FUNCTIONS(KIT_RFN_INDEX) KIT_RFN_COUNT };
+#undef KIT_RFN_INDEX
+
+/* The table the worker's calls of kind KIT_REMOTE_TABLE go to. */
+#define KIT_REMOTE_TABLE 2
+extern "C" const kit_remote_api kit_remote;
+#endif
+
+/*
  * Kernels the harness launches itself. A contract may also list, as
  * KIT_STUDENT_KERNELS(X), kernels of the student's file that the harness
  * launches with a grid, block and dynamic shared memory of its own choice

@@ -1,0 +1,296 @@
+/*
+ * 05-streams-remote.h - the kit's side of Lab 05 in the process that runs
+ * the student's code (kit_student.h, KIT_REMOTE_FUNCTIONS): the lab's own
+ * program includes it beside its harness; in grading, only the worker
+ * does, and the judge reaches it through stubs (common/harness/judge.cu).
+ *
+ * The student's code here is host code that drives the GPU itself: it
+ * makes the streams, queues the copies and the kernels, and waits. So
+ * what happens to the streams, what the pipeline queued and when it ran
+ * is known only in this process. The functions below do that part, on the
+ * arrays the harness hands them (in grading: the judge's host memory and
+ * GPU buffers, kit_proto.h), and say what they saw. The harness decides:
+ * it checks every element of every run and times every run itself, and
+ * what these functions report (a pageable allocation, the default stream,
+ * a return before the streams were done, the order of the copies, the
+ * timeline) can fail the lab or explain it, never pass it.
+ */
+#ifndef KIT_LAB_05_REMOTE_H
+#define KIT_LAB_05_REMOTE_H
+
+#include <nvtx3/nvToolsExtCudaRt.h>
+
+#include "05-streams.h"
+#include "kit_student.h"
+
+#ifdef KIT_MSG_MAX
+static_assert(sizeof(struct lab05_trace_out) + 1024 <= KIT_MSG_MAX, "a traced run's record must fit one message");
+#endif
+
+/* The streams of the pipeline under way, made by the student's create_streams. */
+static cudaStream_t lab05_streams[LAB05_MAX_CHUNKS];
+/* The kit's host arrays that lab05_host registered (so that lab05_host_release unregisters them). */
+static void *lab05_registered[3];
+
+/*
+ * What the student's alloc_host gives: it is asked for an array of `bytes`
+ * three times, each looked at (pinned or pageable, and how) and handed back
+ * to free_host, and the kit's own arrays A, B and C are registered with the
+ * driver the same way (cudaHostRegister, with Portable and Mapped where
+ * the student's memory had them). The pipeline then runs on the kit's
+ * arrays, with the memory the student chose for them.
+ */
+static void lab05_host(unsigned int *A, unsigned int *B, unsigned int *C, unsigned long long bytes,
+                       struct lab05_host_out *out)
+{
+    unsigned int *mine[3] = {A, B, C};
+
+    memset(out, 0, sizeof *out);
+    /* One at a time: at most one of them beside the kit's pinned arrays. */
+    for (int i = 0; i < 3; i++) {
+        unsigned int flags = 0;
+        void *p = kit_student_timed.alloc_host((size_t)bytes);
+        if (!p) {
+            out->status[i] = LAB05_NULL;
+            continue;
+        }
+        if (!kit_is_pinned(p)) {
+            out->status[i] = LAB05_PAGEABLE;
+        } else {
+            out->status[i] = LAB05_PINNED;
+            if (cudaHostGetFlags(&flags, p) != cudaSuccess)
+                (void)cudaGetLastError();
+            out->flags[i] = flags;
+        }
+        kit_student_timed.free_host(p);
+    }
+    for (int i = 0; i < 3; i++) {
+        unsigned int reg = cudaHostRegisterDefault;
+        if (out->status[i] != LAB05_PINNED || lab05_registered[i])
+            continue;
+        if (out->flags[i] & cudaHostAllocPortable)
+            reg |= cudaHostRegisterPortable;
+        if (out->flags[i] & cudaHostAllocMapped)
+            reg |= cudaHostRegisterMapped;
+        KIT_CHECK(cudaHostRegister(mine[i], (size_t)bytes, reg));
+        lab05_registered[i] = mine[i];
+        out->registered[i] = 1;
+    }
+}
+
+static void lab05_host_release(unsigned int *A, unsigned int *B, unsigned int *C)
+{
+    (void)A, (void)B, (void)C;
+    for (int i = 0; i < 3; i++)
+        if (lab05_registered[i]) {
+            KIT_CHECK(cudaHostUnregister(lab05_registered[i]));
+            lab05_registered[i] = NULL;
+        }
+}
+
+/* The student's create_streams for a pipeline of nchunks chunks, and what it made. */
+static void lab05_open(int nchunks, struct lab05_open_out *out)
+{
+    memset(out, 0, sizeof *out);
+    memset(lab05_streams, 0, sizeof lab05_streams);
+    out->ok = 1;
+    if (nchunks < 1 || nchunks > LAB05_MAX_CHUNKS) {
+        out->ok = 0;
+        return;
+    }
+    kit_student_timed.create_streams(lab05_streams, nchunks);
+    for (int i = 0; i < nchunks && out->ok; i++) {
+        cudaStream_t s = lab05_streams[i];
+        if (s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread) {
+            out->ok = 0;
+            out->kind = LAB05_DEFAULT_STREAM;
+            out->i = i;
+        }
+        for (int j = 0; j < i && out->ok; j++)
+            if (lab05_streams[j] == s) {
+                out->ok = 0;
+                out->kind = LAB05_SAME_STREAM;
+                out->i = j;
+                out->j = i;
+            }
+    }
+    for (int i = 0; i < nchunks; i++) {
+        cudaStream_t s = lab05_streams[i];
+        if (s && s != cudaStreamLegacy && s != cudaStreamPerThread) {
+            char name[32];
+            snprintf(name, sizeof name, "chunk %d", i);
+            nvtxNameCudaStreamA(s, name);
+        }
+    }
+}
+
+static void lab05_close(int nchunks)
+{
+    kit_student_timed.destroy_streams(lab05_streams, nchunks);
+    KIT_CHECK(cudaDeviceSynchronize());
+    memset(lab05_streams, 0, sizeof lab05_streams);
+}
+
+/* The job as the student's functions take it. */
+static struct vector_pipeline lab05_job(const unsigned int *A, const unsigned int *B, unsigned int *C,
+                                        unsigned int *dA, unsigned int *dB, unsigned int *dC, unsigned int n,
+                                        int nchunks)
+{
+    struct vector_pipeline p;
+    p.A = A;
+    p.B = B;
+    p.C = C;
+    p.dA = dA;
+    p.dB = dB;
+    p.dC = dC;
+    p.n = n;
+    p.nchunks = nchunks;
+    p.streams = lab05_streams;
+    return p;
+}
+
+/* The student's pipeline (how: LAB05_DEPTH_FIRST or LAB05_BREADTH_FIRST,
+ * plus LAB05_TRACED for the traced build) on the streams of lab05_open;
+ * returns the first chunk whose stream was still working when it
+ * returned, or -1: asked at once, before anything of the kit's waits. */
+static int lab05_pipeline(const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int *dA,
+                          unsigned int *dB, unsigned int *dC, unsigned int n, int nchunks, int how, int work)
+{
+    const kit_student_api *api = how & LAB05_TRACED ? &kit_student_counted : &kit_student_timed;
+    struct vector_pipeline p = lab05_job(A, B, C, dA, dB, dC, n, nchunks);
+
+    kit_vector_knobs_now.work = work;
+    if (how & LAB05_BREADTH_FIRST)
+        api->pipeline_breadth_first(&p);
+    else
+        api->pipeline_depth_first(&p);
+    for (int i = 0; i < nchunks; i++) {
+        cudaError_t e;
+        if (!lab05_streams[i])
+            continue;
+        e = cudaStreamQuery(lab05_streams[i]);
+        if (e == cudaErrorNotReady)
+            return i;
+        KIT_CHECK(e);
+    }
+    return -1;
+}
+
+/* One run, nothing recorded: what the harness times. */
+static int lab05_run(const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int *dA,
+                     unsigned int *dB, unsigned int *dC, unsigned int n, int nchunks, int how, int work)
+{
+    kit_vector_knobs_now.trace = NULL;
+    return lab05_pipeline(A, B, C, dA, dB, dC, n, nchunks, how, work);
+}
+
+/* The row of an operation: the element its chunk starts at. */
+static long long lab05_offset_in(const void *p, const unsigned int *base, unsigned int n)
+{
+    const unsigned int *q = (const unsigned int *)p;
+    return q >= base && q < base + n ? (long long)(q - base) : -1;
+}
+
+/* What a recorded copy moved: a chunk of A or B in (KIT_OP_H2D), of C out
+ * (KIT_OP_D2H), or another copy; *row is where its chunk starts (-1). */
+static int lab05_copy_op(const unsigned int *dA, const unsigned int *dB, const unsigned int *dC, unsigned int n,
+                         const kit_copy_record *c, long long *row)
+{
+    long long a = lab05_offset_in(c->dst, dA, n), b = lab05_offset_in(c->dst, dB, n);
+    long long o = lab05_offset_in(c->src, dC, n);
+    *row = a >= 0 ? a : b >= 0 ? b : o;
+    return a >= 0 || b >= 0 ? KIT_OP_H2D : o >= 0 ? KIT_OP_D2H : KIT_OP_OTHER;
+}
+
+static int lab05_stream_index(int nchunks, cudaStream_t s)
+{
+    for (int i = 0; i < nchunks; i++)
+        if (lab05_streams[i] == s && s)
+            return i;
+    return -1;
+}
+
+/*
+ * One run of the traced build, recording the copies it queued, in the
+ * order it queued them (out->calls); where spans is not NULL (a GPU buffer
+ * of cap slots, 24 bytes per 32 elements), also when each copy and each
+ * kernel ran (out->spans, in ms on one axis: kit_timeline.h).
+ */
+static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int *dA,
+                        unsigned int *dB, unsigned int *dC, unsigned int n, int nchunks, int how, int work,
+                        unsigned long long *spans, unsigned long long cap, struct lab05_trace_out *out)
+{
+    kit_copy_trace *ct = &kit_copy_trace_now;
+    kit_block_span *dspans = (kit_block_span *)spans, *hspans = NULL;
+    kit_launch_span launches[4 * LAB05_MAX_CHUNKS];
+    kit_clock clock;
+    int nl = 0;
+
+    memset(out, 0, sizeof *out);
+    if (dspans) {
+        KIT_CHECK(cudaMemset(dspans, 0, cap * sizeof *dspans));
+        kit_vector_knobs_now.trace = dspans;
+        kit_vector_knobs_now.trace_cap = cap;
+        kit_vector_knobs_now.trace_base = dC;
+        kit_clock_begin(&clock);
+    }
+    kit_copy_trace_start(LAB05_MAX_CALLS);
+    out->early = lab05_pipeline(A, B, C, dA, dB, dC, n, nchunks, how | LAB05_TRACED, work);
+    kit_copy_trace_stop();
+    if (dspans)
+        kit_clock_end(&clock);
+    kit_vector_knobs_now.trace = NULL;
+    KIT_CHECK(cudaDeviceSynchronize());
+
+    out->missed = ct->missed;
+    for (int i = 0; i < ct->count; i++) {
+        const kit_copy_record *c = &ct->rec[i];
+        long long row;
+        int op = lab05_copy_op(dA, dB, dC, n, c, &row);
+        if (out->ncalls < LAB05_MAX_CALLS) {
+            out->calls[out->ncalls].op = op;
+            out->calls[out->ncalls].row = row;
+            out->ncalls++;
+        }
+        if (!dspans)
+            continue;
+        if (!c->recorded) {
+            out->missed++;
+            continue;
+        }
+        kit_span *s = &out->spans[out->nspans++];
+        s->op = op;
+        s->row = row;
+        s->stream = lab05_stream_index(nchunks, c->stream);
+        s->start = kit_clock_event_ms(&clock, c->start);
+        s->end = kit_clock_event_ms(&clock, c->end);
+    }
+    if (!dspans)
+        return;
+    hspans = (kit_block_span *)kit_host_alloc(cap * sizeof *hspans);
+    KIT_CHECK(cudaMemcpy(hspans, dspans, cap * sizeof *hspans, cudaMemcpyDeviceToHost));
+    nl = kit_launch_spans(hspans, cap, launches, (int)(sizeof launches / sizeof launches[0]));
+    for (int i = 0; i < nl && out->nspans < LAB05_MAX_SPANS; i++) {
+        kit_span *s = &out->spans[out->nspans++];
+        s->op = KIT_OP_KERNEL;
+        s->row = lab05_offset_in((const void *)(size_t)launches[i].launch, dC, n);
+        s->stream = -1;
+        s->start = kit_clock_ms(&clock, launches[i].start);
+        s->end = kit_clock_ms(&clock, launches[i].end);
+        out->mean_kernel_ms += (s->end - s->start) / nl;
+    }
+    out->launches = nl;
+    out->uncertainty_ms = clock.uncertainty_ms;
+    free(hspans);
+    kit_clock_destroy(&clock);
+}
+
+/* Nothing: the judge times a call that does nothing, for what its own
+ * path costs (a round trip to this process and a wait for the GPU). */
+static void lab05_nothing(void) {}
+
+#define LAB05_DIRECT(ret, name, params) name,
+extern "C" const kit_remote_api kit_remote = {KIT_REMOTE_FUNCTIONS(LAB05_DIRECT)};
+#undef LAB05_DIRECT
+
+#endif /* KIT_LAB_05_REMOTE_H */
