@@ -274,10 +274,15 @@ UNITS
     assert_line "overlap-judged: yes"
     assert_output --partial "copies ran beside kernels for only"
     assert_output --partial "(TODO(4))"
+    # By the clock too: it wins back little of what overlap could, against
+    # the kit's own pipeline of as many chunks on the same run.
+    assert_line "pipeline-gain-judged: yes"
+    assert_output --regexp "depth-first, 4 chunks: [0-9.]+ ms against [0-9.]+ ms serial .* it won back [0-9]+% of what overlapping could, the kit's own pipeline [0-9]+%"
     # The same run of the reference passes.
     run "$REF" --size "$SIZE" --streams 4
     assert_success
     assert_line "overlap-judged: yes"
+    assert_line "pipeline-gain-judged: yes"
 }
 
 # bats test_tags=gpu

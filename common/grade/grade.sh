@@ -218,8 +218,10 @@ run_one() {
         local modules
         modules=$(dirname "$prog")
         # shellcheck disable=SC2086
+        # The judge's output is capped, softly: it raises the cap for the
+        # sealed memfds it shares host memory through (kit_judge.h).
         (
-            ulimit -f "$cap" 2>/dev/null
+            ulimit -S -f "$cap" 2>/dev/null
             exec env KIT_RESULT_FD="$rfd" KIT_RESULT_TOKEN="$KIT_RESULT_TOKEN" KIT_JUDGE_WORKER="$rd/worker.argv" \
                 KIT_JUDGE_WORKER_LOG="$rd/worker.log" KIT_JUDGE_MODULE_TIMED="$modules/timed.fatbin" \
                 KIT_JUDGE_MODULE_COUNTED="$modules/counted.fatbin" \

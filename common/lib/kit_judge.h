@@ -39,6 +39,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "kit_proto.h"
@@ -370,9 +371,24 @@ static inline void *kit_judge_host_alloc(size_t bytes)
     fd = memfd_create("kit-host", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         kit_die(KIT_EXIT_FAIL, "the kit's judge cannot make shared host memory (memfd_create): %s", strerror(errno));
-    if (ftruncate(fd, (off_t)size) != 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-        kit_die(KIT_EXIT_FAIL, "the kit's judge cannot size its shared host memory: %s", strerror(errno));
+    /* The grader caps the size of the files the judge writes (its output):
+     * a memfd is a file too, so the soft cap is lifted for it alone. */
+    {
+        struct rlimit cap, lifted;
+        int lift = getrlimit(RLIMIT_FSIZE, &cap) == 0 && cap.rlim_cur != RLIM_INFINITY && cap.rlim_cur < size;
+        if (lift) {
+            lifted = cap;
+            lifted.rlim_cur = cap.rlim_max;
+            if (setrlimit(RLIMIT_FSIZE, &lifted) != 0)
+                lift = 0;
+        }
+        if (ftruncate(fd, (off_t)size) != 0 ||
+            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+            kit_die(KIT_EXIT_FAIL, "the kit's judge cannot size its shared host memory (%zu bytes): %s", size,
+                    strerror(errno));
+        if (lift)
+            setrlimit(RLIMIT_FSIZE, &cap);
+    }
     p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
         kit_die(KIT_EXIT_FAIL, "the kit's judge cannot map %zu bytes of shared host memory: %s", size,
