@@ -199,9 +199,11 @@ $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed
 # KIT_JUDGE=1 and the stubs of common/harness/judge.cu: build/judge/LAB/judge.
 # Its worker is common/harness/worker.cu (build/judge/LAB/worker.o) linked
 # with a student's two objects: build/solutions/LAB/worker for the
-# reference, GRADED_DIR/worker for a graded file. A lab whose contract says
-# KIT_STUDENT_HOST_CODE (the student's host code drives the GPU: Labs 05
-# and 08) is still graded in one process.
+# reference, GRADED_DIR/worker for a graded file; where the lab's contract
+# names the kit's side in the student's process (KIT_REMOTE_H: Lab 05), the
+# worker holds that too. A lab whose contract says KIT_STUDENT_HOST_CODE
+# (the student's host code drives the GPU and the kit has no side for it
+# yet: Lab 08) is still graded in one process.
 JUDGED := $(foreach lab,$(LABS),$(if $(shell grep -l KIT_STUDENT_HOST_CODE common/harness/$(lab).h),,$(lab)))
 judge_objects = $(patsubst common/harness/%.cu,$(BUILD)/judge/%.o,\
 	$(wildcard common/harness/$(1).cu common/harness/$(1)-*.cu)) $(BUILD)/judge/$(1)/stubs.o
@@ -220,7 +222,8 @@ $(BUILD)/judge/$(1)/stubs.o: common/harness/judge.cu common/harness/$(1).h $(LIB
 $(BUILD)/judge/$(1)/judge: $(call judge_objects,$(1))
 	@echo "  LINK  $$@"
 	$(Q)$(NVCC) $(ARCH) -o $$@ $$^ -ldl
-$(BUILD)/judge/$(1)/worker.o: common/harness/worker.cu common/harness/$(1).h $(LIB_HEADERS)
+$(BUILD)/judge/$(1)/worker.o: common/harness/worker.cu $(wildcard common/harness/$(1).h common/harness/$(1)-*.h) \
+		$(LIB_HEADERS)
 	@mkdir -p $$(@D)
 	@echo "  NVCC  $$@"
 	$(Q)$(NVCC) $(KIT_FLAGS) -DKIT_LAB_H='"$(1).h"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<

@@ -7,12 +7,14 @@
  *   make check LAB=05        grade it as your instructor will
  *
  * The kit builds this file into a program (common/harness/05-streams.cu)
- * that allocates the host arrays with your alloc_host, fills A and B with
- * fresh random numbers, and runs your pipeline in both issue orders for 2
- * to 32 chunks, beside its own serial versions. Before every run it fills
- * the device arrays and C with garbage; after every run, timed or not, it
- * checks every element of C. It draws a timeline of one run, and fails a
- * pipeline in which no copy ran beside a kernel. Until all TODOs are done
+ * that puts the host arrays in the kind of memory your alloc_host gives,
+ * and runs your pipeline in both issue orders for 2 to 32 chunks, beside
+ * its own serial versions. Every run gets fresh random numbers in A and B
+ * and starts with the device arrays and C full of garbage; after every
+ * run, timed or not, it checks every element of C, and of dA, dB and dC
+ * (the data must go through them). It draws a timeline of one run, and
+ * fails a pipeline in which no copy ran beside a kernel, or which wins
+ * back too little of what overlapping could save. Until all TODOs are done
  * it says FAIL and why.
  *
  * What the kit gives you:
@@ -34,8 +36,9 @@
 /* ======== Host memory and streams ========================================== */
 
 /*
- * TODO(1) Pinned memory. The kit allocates A, B and C with alloc_host and
- * frees them with free_host. A copy from ordinary (pageable) memory goes
+ * TODO(1) Pinned memory. The kit asks alloc_host for the memory of A, B
+ * and C, gives it back with free_host, and keeps the arrays in memory of
+ * the kind you chose. A copy from ordinary (pageable) memory goes
  * through a staging buffer of the driver: the CPU copies into it, the call
  * returns only when the data has left, and nothing overlaps it. Which
  * allocation can the copy engines read and write directly, and which call
