@@ -46,7 +46,11 @@
 #include "kit_timing.h"
 
 #include "08-multi-gpu.h"
+#include "08-multi-gpu-tools.h"
 #include "kit_student.h"
+#if !KIT_TIME_BY_CLOCK
+#include "08-multi-gpu-remote.h"
+#endif
 
 /* 3 x 256 MiB in pinned host memory: tens of ms of copies on PCIe 3, about
  * 10 ms on PCIe 5, against which the microseconds it takes the host to
@@ -59,45 +63,23 @@
 /* PCIe 5.0 x16, one direction, in GB/s: no GPU's PCIe link is faster, so a
  * peer copy faster than this went over a direct link (NVLink). */
 #define PCIE_X16_GBS 64.0
-#define MAX_TRACE 8192
 #define MAX_ROWS 12
+/* The verdict by the clock: every GPU at once gains at least this share of
+ * what the host links gain at once (2 H200s: links 1.96x, the reference
+ * 1.70x with 4 streams, 1.94x with 1; everything on GPU 0 about 1.0x),
+ * judged where the links gain at least MIN_LINK_SCALING; no row under
+ * FLOOR_SHARE of its copies' time at the links' speed. */
+#define MIN_SHARE_OF_LINK_GAIN 0.5
+#define MIN_LINK_SCALING 1.2
+#define FLOOR_SHARE 0.8
 
-static const kit_student_api *timed = &kit_student_timed;
-static const kit_student_api *traced = &kit_student_counted;
+/* The kit's side in the student's process (08-multi-gpu-remote.h): here in
+ * this program; in grading, in the worker, which the judge's stubs reach. */
+static const kit_remote_api *remote = &kit_remote;
 
 static const char *const ADD_TODOS = "TODO(1) and TODO(2)";
 
 /* ---- small tools ----------------------------------------------------------------- */
-
-static __global__ void noop_kernel(void) {}
-
-static __global__ void add_kernel(const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int n)
-{
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        C[i] = A[i] + B[i];
-}
-
-static void launch_add(const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int n,
-                       cudaStream_t s)
-{
-    add_kernel<<<(n + 255) / 256, 256, 0, s>>>(A, B, C, n);
-    KIT_CHECK_LAUNCH();
-}
-
-static int is_default_stream(cudaStream_t s)
-{
-    return s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread;
-}
-
-/* Waits for every GPU of the first n. */
-static void sync_gpus(int n)
-{
-    for (int g = 0; g < n; g++) {
-        KIT_CHECK(cudaSetDevice(g));
-        KIT_CHECK(cudaDeviceSynchronize());
-    }
-}
 
 /* How many 4-byte words of a and b, both on GPU dev, differ. */
 static long long device_differ(int dev, const void *a, const void *b, size_t bytes)
@@ -156,346 +138,27 @@ static kit_measurement measure_wall(const kit_work *w, const kit_policy *p)
 
 static double gbs(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
-/* ---- the traced build: what gpus_add queued, in order ----------------------------- */
-
-enum op_kind { OP_COPY_IN, OP_COPY_OUT, OP_COPY_OTHER, OP_SYNC_COPY, OP_WAIT };
-
-typedef struct {
-    enum op_kind kind;
-    int gpu;          /* the job's GPU whose memory a copy touches; for a wait, the GPU waited for (-1: unknown) */
-    int slot;         /* the copy's stream: stream[slot] of that GPU, or -1 */
-    int stream_gpu;   /* the GPU whose stream it is (-1: none of the job's) */
-    int stream_slot;
-    int default_stream;
-    size_t bytes;
-    const char *call;
-} trace_op;
-
-static struct {
-    int on;
-    const struct multi_gpu *job;
-    int n, overflow;
-    trace_op op[MAX_TRACE];
-} trace;
-
-/* The job's GPU whose memory p is: its index; -1 host memory; -2 anything else. */
-static int job_gpu_of(const void *p)
-{
-    struct cudaPointerAttributes at;
-
-    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
-        cudaGetLastError();
-        return -2;
-    }
-    if (at.type == cudaMemoryTypeHost || at.type == cudaMemoryTypeUnregistered)
-        return -1;
-    if (at.type != cudaMemoryTypeDevice)
-        return -2;
-    for (int g = 0; g < trace.job->ngpus; g++)
-        if (trace.job->gpu[g].device == at.device)
-            return g;
-    return -2;
-}
-
-static void stream_owner(cudaStream_t s, int *gpu, int *slot)
-{
-    *gpu = *slot = -1;
-    if (is_default_stream(s))
-        return;
-    for (int g = 0; g < trace.job->ngpus; g++)
-        for (int c = 0; c < trace.job->nstreams; c++)
-            if (trace.job->gpu[g].stream[c] == s) {
-                *gpu = g;
-                *slot = c;
-                return;
-            }
-}
-
-static trace_op *trace_next(enum op_kind kind, const char *call)
-{
-    trace_op *op;
-    if (trace.n >= MAX_TRACE) {
-        trace.overflow = 1;
-        return NULL;
-    }
-    op = &trace.op[trace.n++];
-    memset(op, 0, sizeof *op);
-    op->kind = kind;
-    op->call = call;
-    op->gpu = op->slot = op->stream_gpu = op->stream_slot = -1;
-    return op;
-}
-
-static void note_copy(void *dst, const void *src, size_t bytes, cudaStream_t stream, int synchronous)
-{
-    int dg = job_gpu_of(dst), sg = job_gpu_of(src);
-    trace_op *op = trace_next(synchronous ? OP_SYNC_COPY : OP_COPY_OTHER,
-                              synchronous ? "cudaMemcpy" : "cudaMemcpyAsync");
-
-    if (!op)
-        return;
-    if (dg >= 0 && sg == -1) {
-        op->gpu = dg;
-        if (!synchronous)
-            op->kind = OP_COPY_IN;
-    } else if (sg >= 0 && dg == -1) {
-        op->gpu = sg;
-        if (!synchronous)
-            op->kind = OP_COPY_OUT;
-    }
-    op->bytes = bytes;
-    op->default_stream = is_default_stream(stream);
-    stream_owner(stream, &op->stream_gpu, &op->stream_slot);
-    if (op->gpu >= 0 && op->stream_gpu == op->gpu)
-        op->slot = op->stream_slot;
-}
-
-cudaError_t kit_mgpu_traced_memcpy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
-                                         cudaStream_t stream)
-{
-    if (trace.on)
-        note_copy(dst, src, bytes, stream, 0);
-    return cudaMemcpyAsync(dst, src, bytes, kind, stream);
-}
-
-cudaError_t kit_mgpu_traced_memcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
-{
-    if (trace.on)
-        note_copy(dst, src, bytes, 0, 1);
-    return cudaMemcpy(dst, src, bytes, kind);
-}
-
-cudaError_t kit_mgpu_traced_stream_synchronize(cudaStream_t stream)
-{
-    trace_op *op = trace.on ? trace_next(OP_WAIT, "cudaStreamSynchronize") : NULL;
-    if (op) {
-        stream_owner(stream, &op->stream_gpu, &op->stream_slot);
-        op->gpu = op->stream_gpu;
-        op->default_stream = is_default_stream(stream);
-    }
-    return cudaStreamSynchronize(stream);
-}
-
-cudaError_t kit_mgpu_traced_device_synchronize(void)
-{
-    trace_op *op = trace.on ? trace_next(OP_WAIT, "cudaDeviceSynchronize") : NULL;
-    int dev = -1;
-    if (op && cudaGetDevice(&dev) == cudaSuccess)
-        for (int g = 0; g < trace.job->ngpus; g++)
-            if (trace.job->gpu[g].device == dev)
-                op->gpu = g;
-    return cudaDeviceSynchronize();
-}
-
-cudaError_t kit_mgpu_traced_event_synchronize(cudaEvent_t event)
-{
-    if (trace.on)
-        trace_next(OP_WAIT, "cudaEventSynchronize");
-    return cudaEventSynchronize(event);
-}
-
-static void describe_wait(const trace_op *w, char *buf, size_t len)
-{
-    if (w->kind == OP_WAIT && w->gpu >= 0 && !strcmp(w->call, "cudaStreamSynchronize"))
-        snprintf(buf, len, "%s on GPU %d's stream[%d]", w->call, w->gpu, w->stream_slot);
-    else if (w->kind == OP_WAIT && w->gpu >= 0)
-        snprintf(buf, len, "%s with GPU %d current", w->call, w->gpu);
-    else
-        snprintf(buf, len, "%s", w->call);
-}
-
-/* Said once: the same code fails the same way in every row. */
-static int trace_said;
-#define TRACE_SAY(...) (trace_said++ ? 0 : fprintf(stderr, __VA_ARGS__))
-
-/*
- * The verdict on one traced run of the job m: 1 when the copies were
- * queued as a pipeline on every GPU at once, else 0 with the first
- * problem said on stderr (the first time).
- */
-static int trace_ok(const struct multi_gpu *m, const char *who)
-{
-    unsigned long long in[KIT_MAX_GPUS] = {0}, out[KIT_MAX_GPUS] = {0};
-    unsigned int used[KIT_MAX_GPUS] = {0}, before_wait = 0;
-    int first_wait = -1;
-    char w[96];
-
-    for (int i = 0; i < trace.n; i++) {
-        const trace_op *op = &trace.op[i];
-        if (op->kind == OP_SYNC_COPY) {
-            TRACE_SAY("%s: %s calls cudaMemcpy, which returns only when its copy is done: nothing is "
-                      "queued meanwhile, so no copy runs beside a kernel and no GPU beside another. "
-                      "Queue cudaMemcpyAsync in the chunk's stream (TODO(2))\n", kit_program, who);
-            return 0;
-        }
-        if (op->kind == OP_WAIT) {
-            if (first_wait < 0)
-                first_wait = i;
-            continue;
-        }
-        if (op->kind == OP_COPY_OTHER)
-            continue;
-        if (first_wait >= 0) {
-            describe_wait(&trace.op[first_wait], w, sizeof w);
-            TRACE_SAY("%s: %s waited (%s) and then queued more copies (for GPU %d): the host queues "
-                      "nothing while it waits, so the %s ran one after the other. Queue every GPU's "
-                      "chunks first, then wait for them all (TODO(2))\n", kit_program, who, w, op->gpu,
-                      before_wait & (1u << op->gpu) ? "chunks" : "GPUs");
-            return 0;
-        }
-        before_wait |= 1u << op->gpu;
-        if (op->slot < 0) {
-            if (op->default_stream)
-                TRACE_SAY("%s: %s queued a copy for GPU %d in the default stream, which waits for the "
-                          "GPU's other streams and they for it: nothing overlaps. Use the GPU's "
-                          "stream[c] for chunk c (TODO(2))\n", kit_program, who, op->gpu);
-            else if (op->stream_gpu >= 0)
-                TRACE_SAY("%s: %s queued a copy for GPU %d in stream[%d] of GPU %d: each GPU's chunks go "
-                          "in that GPU's own streams (TODO(2))\n", kit_program, who, op->gpu,
-                          op->stream_slot, op->stream_gpu);
-            else
-                TRACE_SAY("%s: %s queued a copy for GPU %d in a stream gpus_setup did not make: use "
-                          "the GPU's stream[c] for chunk c (TODO(2))\n", kit_program, who, op->gpu);
-            return 0;
-        }
-        used[op->gpu] |= 1u << op->slot;
-        (op->kind == OP_COPY_IN ? in : out)[op->gpu] += op->bytes;
-    }
-    if (trace.overflow)
-        return 1; /* too many calls to follow: the results alone judge */
-    for (int g = 0; g < m->ngpus; g++) {
-        const struct gpu_share *s = &m->gpu[g];
-        unsigned long long want_in = 2ull * s->count * sizeof(unsigned int), want_out = s->count * sizeof(unsigned int);
-        int streams = __builtin_popcount(used[g]), need = m->nstreams < (int)s->count ? m->nstreams : (int)s->count;
-        if (in[g] != want_in) {
-            TRACE_SAY("%s: %s's copies to GPU %d moved %llu bytes, but its share of A and B is %llu bytes: "
-                      "copy each chunk's part of A and of B once (TODO(2))\n", kit_program, who, g, in[g],
-                      want_in);
-            return 0;
-        }
-        if (out[g] != want_out) {
-            TRACE_SAY("%s: %s's copies from GPU %d moved %llu bytes, but its share of C is %llu bytes: "
-                      "copy each chunk's part of C back once (TODO(2))\n", kit_program, who, g, out[g],
-                      want_out);
-            return 0;
-        }
-        if (streams < need) {
-            TRACE_SAY("%s: %s's copies for GPU %d went to %d of its %d streams: give each chunk its own "
-                      "stream, so that one chunk's copies run beside another's kernel (TODO(2))\n",
-                      kit_program, who, g, streams, m->nstreams);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* ---- the implementations the kit judges: the student's, or its own -------------- */
-
-typedef struct {
-    const char *name;
-    void (*setup)(struct multi_gpu *m);
-    void (*add)(const struct multi_gpu *m);        /* as timed */
-    void (*add_traced)(const struct multi_gpu *m); /* its calls noted */
-    int (*peer)(int a, int b, int on);
-} impl_t;
-
-/* The kit's own versions, right or with one flaw each (--selftest). */
-enum flaw {
-    RIGHT,
-    WAIT_EACH_CHUNK,  /* waits for each chunk before queuing the next */
-    WAIT_EACH_GPU,    /* waits for each GPU before queuing the next */
-    DEFAULT_STREAM,   /* every chunk in the default stream */
-    SYNC_COPY,        /* cudaMemcpy */
-    NO_WAIT,          /* returns without waiting */
-    ONE_STREAM,       /* every chunk of a GPU in its stream[0] */
-    SETUP_ONE_GPU,    /* allocates everything on the first GPU */
-    SETUP_NO_STREAMS, /* makes no streams */
-    PEER_LINGER,      /* leaves "already enabled" behind */
-    PEER_ONE_WAY      /* enables a's access to b only */
-};
-static enum flaw flaw_now = RIGHT;
-
-static void kit_setup(struct multi_gpu *m)
-{
-    for (int g = 0; g < m->ngpus; g++) {
-        struct gpu_share *s = &m->gpu[g];
-        kit_chunk(m->n, m->ngpus, g, &s->first, &s->count);
-        KIT_CHECK(cudaSetDevice(flaw_now == SETUP_ONE_GPU ? m->gpu[0].device : s->device));
-        KIT_CHECK(cudaMalloc((void **)&s->dA, s->count * sizeof(unsigned int)));
-        KIT_CHECK(cudaMalloc((void **)&s->dB, s->count * sizeof(unsigned int)));
-        KIT_CHECK(cudaMalloc((void **)&s->dC, s->count * sizeof(unsigned int)));
-        for (int c = 0; c < m->nstreams && flaw_now != SETUP_NO_STREAMS; c++)
-            KIT_CHECK(cudaStreamCreate(&s->stream[c]));
-    }
-}
-
-/* Written with the traced calls, as the student's traced build is. */
-static void kit_add(const struct multi_gpu *m)
-{
-    for (int g = 0; g < m->ngpus; g++) {
-        const struct gpu_share *s = &m->gpu[g];
-        KIT_CHECK(cudaSetDevice(s->device));
-        for (int c = 0; c < m->nstreams; c++) {
-            unsigned int first, count;
-            cudaStream_t st = flaw_now == DEFAULT_STREAM ? 0 : s->stream[flaw_now == ONE_STREAM ? 0 : c];
-            kit_chunk(s->count, m->nstreams, c, &first, &count);
-            size_t at = s->first + first, bytes = count * sizeof(unsigned int);
-            if (flaw_now == SYNC_COPY) {
-                KIT_CHECK(kit_mgpu_traced_memcpy(s->dA + first, m->A + at, bytes, cudaMemcpyHostToDevice));
-                KIT_CHECK(kit_mgpu_traced_memcpy(s->dB + first, m->B + at, bytes, cudaMemcpyHostToDevice));
-            } else {
-                KIT_CHECK(kit_mgpu_traced_memcpy_async(s->dA + first, m->A + at, bytes, cudaMemcpyHostToDevice, st));
-                KIT_CHECK(kit_mgpu_traced_memcpy_async(s->dB + first, m->B + at, bytes, cudaMemcpyHostToDevice, st));
-            }
-            launch_add(s->dA + first, s->dB + first, s->dC + first, count, st);
-            KIT_CHECK(kit_mgpu_traced_memcpy_async(m->C + at, s->dC + first, bytes, cudaMemcpyDeviceToHost, st));
-            if (flaw_now == WAIT_EACH_CHUNK)
-                KIT_CHECK(kit_mgpu_traced_stream_synchronize(st));
-        }
-        if (flaw_now == WAIT_EACH_GPU)
-            KIT_CHECK(kit_mgpu_traced_device_synchronize());
-    }
-    for (int g = 0; g < m->ngpus && flaw_now != NO_WAIT; g++) {
-        KIT_CHECK(cudaSetDevice(m->gpu[g].device));
-        KIT_CHECK(kit_mgpu_traced_device_synchronize());
-    }
-}
-
-static int kit_peer(int a, int b, int on)
-{
-    int ab = 0, ba = 0, dev[2] = {a, b};
-
-    KIT_CHECK(cudaDeviceCanAccessPeer(&ab, a, b));
-    KIT_CHECK(cudaDeviceCanAccessPeer(&ba, b, a));
-    if (!ab || !ba)
-        return 0;
-    for (int i = 0; i < (flaw_now == PEER_ONE_WAY ? 1 : 2); i++) {
-        cudaError_t err;
-        KIT_CHECK(cudaSetDevice(dev[i]));
-        err = on ? cudaDeviceEnablePeerAccess(dev[1 - i], 0) : cudaDeviceDisablePeerAccess(dev[1 - i]);
-        if (err != cudaErrorPeerAccessAlreadyEnabled && err != cudaErrorPeerAccessNotEnabled)
-            KIT_CHECK(err);
-        if (flaw_now != PEER_LINGER)
-            cudaGetLastError();
-    }
-    return on;
-}
-
-static const impl_t student_impl_template = {"gpus_add", NULL, NULL, NULL, NULL};
-static const impl_t kit_impl = {"the kit's gpus_add", kit_setup, kit_add, kit_add, kit_peer};
-
 /* ---- part 1: the vector addition ------------------------------------------------ */
 
 typedef struct {
     unsigned int n;
     size_t bytes;
-    unsigned int *A, *B, *C; /* pinned */
+    unsigned int *A, *B, *C;  /* pinned, the job's: in grading the judge's memory, which the worker maps */
+    unsigned int *hA, *hB;    /* the kit's alone: the inputs as drawn */
+    unsigned int ka, kb;      /* the last run's inputs: A = hA ^ ka, B = hB ^ kb */
+    unsigned long long seed, runs;
 } host_data;
 
-static unsigned int *pinned(size_t bytes)
+/* Host memory for the job's arrays, pinned for every GPU: the judge's
+ * shared memory in grading (kit_judge.h), the kit's own here. */
+static unsigned int *job_array(size_t bytes)
 {
-    void *p = NULL;
-    cudaError_t e = cudaMallocHost(&p, bytes);
+#if KIT_TIME_BY_CLOCK
+    unsigned int *p = (unsigned int *)kit_judge_host_alloc(bytes);
+#else
+    unsigned int *p = (unsigned int *)kit_host_alloc(bytes);
+#endif
+    cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
     if (e == cudaErrorMemoryAllocation && kit_platform_pinned_advice())
         kit_die(KIT_EXIT_WAIVED, "cannot run here: cannot pin %.0f MiB of host memory for the arrays: %s",
                 bytes / 1048576.0, kit_platform_pinned_advice());
@@ -503,41 +166,128 @@ static unsigned int *pinned(size_t bytes)
         kit_die(KIT_EXIT_FAIL, "cannot pin %.0f MiB of host memory for the arrays: choose a smaller --size",
                 bytes / 1048576.0);
     KIT_CHECK(e);
-    return (unsigned int *)p;
+    return p;
+}
+
+static void job_array_free(unsigned int *p)
+{
+    KIT_CHECK(cudaHostUnregister(p));
+#if KIT_TIME_BY_CLOCK
+    kit_judge_host_free(p);
+#else
+    free(p);
+#endif
 }
 
 static void host_setup(host_data *h, unsigned int n, unsigned long long seed)
 {
     unsigned int *d = NULL;
 
+    memset(h, 0, sizeof *h);
     h->n = n;
     h->bytes = (size_t)n * sizeof(unsigned int);
-    h->A = pinned(h->bytes);
-    h->B = pinned(h->bytes);
-    h->C = pinned(h->bytes);
+    h->seed = seed;
+    h->A = job_array(h->bytes);
+    h->B = job_array(h->bytes);
+    h->C = job_array(h->bytes);
+    h->hA = (unsigned int *)kit_host_alloc(h->bytes);
+    h->hB = (unsigned int *)kit_host_alloc(h->bytes);
     KIT_CHECK(cudaSetDevice(0));
     KIT_CHECK(cudaMalloc((void **)&d, h->bytes));
     kit_fill_bits(d, n, seed);
-    KIT_CHECK(cudaMemcpy(h->A, d, h->bytes, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(h->hA, d, h->bytes, cudaMemcpyDeviceToHost));
     kit_fill_bits(d, n, seed + 1);
-    KIT_CHECK(cudaMemcpy(h->B, d, h->bytes, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(h->hB, d, h->bytes, cudaMemcpyDeviceToHost));
     KIT_CHECK(cudaFree(d));
+    memcpy(h->A, h->hA, h->bytes);
+    memcpy(h->B, h->hB, h->bytes);
+    /* The student's side pins them too, in its own process (grading). */
+#if KIT_TIME_BY_CLOCK
+    remote->lab08_host(h->A, h->B, h->C, h->bytes);
+#endif
 }
 
 static void host_teardown(host_data *h)
 {
-    KIT_CHECK(cudaFreeHost(h->A));
-    KIT_CHECK(cudaFreeHost(h->B));
-    KIT_CHECK(cudaFreeHost(h->C));
+#if KIT_TIME_BY_CLOCK
+    remote->lab08_host_release(h->A, h->B, h->C);
+#endif
+    job_array_free(h->A);
+    job_array_free(h->B);
+    job_array_free(h->C);
+    free(h->hA);
+    free(h->hB);
+}
+
+/* ---- every run's inputs, and the check of C ---------------------------------------- */
+
+static unsigned long long splitmix64(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static long long keyed_range(unsigned long long begin, unsigned long long end, void *p, unsigned long long *first)
+{
+    host_data *h = (host_data *)p;
+    (void)first;
+    for (unsigned long long i = begin; i < end; i++) {
+        h->A[i] = h->hA[i] ^ h->ka;
+        h->B[i] = h->hB[i] ^ h->kb;
+        h->C[i] = 0xffffffffu;
+    }
+    return 0;
+}
+
+/* New inputs in A and B (the drawn ones under new keys), C all bits set. */
+static void fresh_inputs(host_data *h)
+{
+    unsigned long long k = splitmix64(h->seed ^ (0x9e3779b97f4a7c15ull * ++h->runs)), none;
+    h->ka = (unsigned int)k;
+    h->kb = (unsigned int)(k >> 32);
+    kit_parallel_check(h->n, keyed_range, h, &none);
+}
+
+static long long sum_range_keyed(unsigned long long begin, unsigned long long end, void *p,
+                                 unsigned long long *first)
+{
+    const host_data *h = (const host_data *)p;
+    long long bad = 0;
+    for (unsigned long long i = begin; i < end; i++)
+        if (h->C[i] != (h->hA[i] ^ h->ka) + (h->hB[i] ^ h->kb) && bad++ == 0)
+            *first = i;
+    return bad;
+}
+
+/* Elements of C that are not the last run's A + B, against the kit's own
+ * copies of them (the job's A and B are the student's to read, and change). */
+static long long check_c(const host_data *h, unsigned long long *first)
+{
+    return kit_parallel_check(h->n, sum_range_keyed, (void *)h, first);
+}
+
+/* What the student's side said, each line with the program's name, and the row's where given. */
+static void print_said(const char *text, const char *row)
+{
+    const char *at = text;
+    while (*at) {
+        size_t len = strcspn(at, "\n");
+        fprintf(stderr, "%s: %s%s%.*s\n", kit_program, row ? row : "", row ? ": " : "", (int)len, at);
+        at += len + (at[len] == '\n');
+    }
 }
 
 typedef struct {
-    const host_data *h;
-    const impl_t *impl;
-    struct multi_gpu job;
+    host_data *h;
+    int kit;                 /* run the kit's own versions (--selftest) */
+    int ngpus, nstreams;
     int use_traced;          /* the next run is the traced one */
     const char *name;        /* of the row */
     int setup_ok, trace_ok;
+    unsigned int first[KIT_MAX_GPUS], count[KIT_MAX_GPUS]; /* the shares */
+    struct lab08_out said;   /* of the last run */
     long long traced_wrong;  /* elements wrong after the traced run */
     long long last_wrong;    /* elements wrong after the last run */
     long long early;         /* runs that returned while a stream still worked */
@@ -545,217 +295,62 @@ typedef struct {
     int told;                /* the first wrong element is said */
 } vec_run;
 
-/* Checks what gpus_setup made; says the first problem. */
-static int setup_ok(const struct multi_gpu *m)
-{
-    unsigned int next = 0;
-    static const char *const names[3] = {"dA", "dB", "dC"};
-
-    for (int g = 0; g < m->ngpus; g++) {
-        const struct gpu_share *s = &m->gpu[g];
-        if (s->first != next || s->count > m->n - next) {
-            if (s->first != next)
-                fprintf(stderr, "%s: gpus_setup's share of GPU %d starts at element %u, but %s %u: every element "
-                                "must be in exactly one GPU's share, in order (TODO(1))\n", kit_program, g, s->first,
-                        g ? "the share before it ends at" : "the first share must start at", next);
-            else
-                fprintf(stderr, "%s: gpus_setup's share of GPU %d, [%u, %u), runs past the %u elements (TODO(1))\n",
-                        kit_program, g, s->first, s->first + s->count, m->n);
-            return 0;
-        }
-        next += s->count;
-    }
-    if (next != m->n) {
-        fprintf(stderr, "%s: gpus_setup's shares cover %u of the %u elements: every element must be in exactly "
-                        "one GPU's share (TODO(1))\n", kit_program, next, m->n);
-        return 0;
-    }
-    for (int g = 0; g < m->ngpus; g++) {
-        const struct gpu_share *s = &m->gpu[g];
-        const unsigned int *arrays[3] = {s->dA, s->dB, s->dC};
-        for (int k = 0; k < 3; k++) {
-            struct cudaPointerAttributes at;
-            if (!arrays[k] && s->count) {
-                fprintf(stderr, "%s: gpus_setup left GPU %d's %s NULL: allocate its %u elements on that GPU "
-                                "(TODO(1))\n", kit_program, g, names[k], s->count);
-                return 0;
-            }
-            if (!s->count)
-                continue;
-            if (cudaPointerGetAttributes(&at, arrays[k]) != cudaSuccess || at.type != cudaMemoryTypeDevice) {
-                cudaGetLastError();
-                fprintf(stderr, "%s: GPU %d's %s is not GPU memory: allocate it with cudaMalloc (TODO(1))\n",
-                        kit_program, g, names[k]);
-                return 0;
-            }
-            if (at.device != s->device) {
-                fprintf(stderr, "%s: GPU %d's %s is memory of GPU %d: cudaMalloc allocates on the current GPU, "
-                                "so make GPU %d current first (TODO(1))\n", kit_program, g, names[k], at.device,
-                        s->device);
-                return 0;
-            }
-        }
-        for (int c = 0; c < m->nstreams; c++) {
-            cudaStream_t st = s->stream[c];
-            cudaError_t e;
-            if (is_default_stream(st)) {
-                fprintf(stderr, "%s: GPU %d's stream[%d] is the default stream (was it created?): it waits for "
-                                "every other stream of the GPU, and they for it (TODO(1))\n", kit_program, g, c);
-                return 0;
-            }
-            for (int h = 0; h <= g; h++)
-                for (int d = 0; d < (h == g ? c : m->nstreams); d++)
-                    if (m->gpu[h].stream[d] == st) {
-                        fprintf(stderr, "%s: GPU %d's stream[%d] is also GPU %d's stream[%d]: each chunk needs "
-                                        "a stream of its own (TODO(1))\n", kit_program, g, c, h, d);
-                        return 0;
-                    }
-            /* A launch into a stream of another GPU fails: that is how the kit asks. */
-            KIT_CHECK(cudaSetDevice(s->device));
-            noop_kernel<<<1, 1, 0, st>>>();
-            e = cudaGetLastError();
-            if (e != cudaSuccess) {
-                fprintf(stderr, "%s: GPU %d's stream[%d] does not belong to GPU %d (%s): a stream belongs to "
-                                "the GPU that was current when it was created (TODO(1))\n", kit_program, g, c,
-                        s->device, cudaGetErrorName(e));
-                return 0;
-            }
-            KIT_CHECK(cudaStreamSynchronize(st));
-        }
-    }
-    return 1;
-}
-
-/* Frees what gpus_setup made, each stream and array once, on its own GPU. */
-static void close_job(vec_run *r)
-{
-    struct multi_gpu *m = &r->job;
-
-    cudaGetLastError(); /* whatever was left has been reported */
-    sync_gpus(m->ngpus);
-    for (int g = 0; g < m->ngpus; g++) {
-        struct gpu_share *s = &m->gpu[g];
-        unsigned int *arrays[3] = {s->dA, s->dB, s->dC};
-        KIT_CHECK(cudaSetDevice(s->device));
-        for (int c = 0; c < m->nstreams; c++) {
-            int seen = is_default_stream(s->stream[c]);
-            for (int h = 0; h <= g && !seen; h++)
-                for (int d = 0; d < (h == g ? c : m->nstreams) && !seen; d++)
-                    seen = m->gpu[h].stream[d] == s->stream[c];
-            if (!seen)
-                KIT_CHECK(cudaStreamDestroy(s->stream[c]));
-        }
-        for (int k = 0; k < 3; k++) {
-            struct cudaPointerAttributes at;
-            int seen = 0;
-            for (int h = 0; h <= g && !seen; h++)
-                for (int j = 0; j < (h == g ? k : 3) && !seen; j++)
-                    seen = (h == g ? arrays[j] : j == 0 ? m->gpu[h].dA : j == 1 ? m->gpu[h].dB : m->gpu[h].dC) ==
-                           arrays[k];
-            if (seen || !arrays[k] || cudaPointerGetAttributes(&at, arrays[k]) != cudaSuccess ||
-                at.type != cudaMemoryTypeDevice) {
-                cudaGetLastError();
-                continue;
-            }
-            KIT_CHECK(cudaSetDevice(at.device));
-            KIT_CHECK(cudaFree(arrays[k]));
-        }
-    }
-}
-
-/* The job on the first ngpus GPUs, in nstreams chunks each, made by the
- * implementation's setup. Returns whether it passed the checks. */
+/* The job on the first ngpus GPUs, in nstreams chunks each, made by
+ * gpus_setup. Returns whether it passed the checks. */
 static int open_job(vec_run *r, int ngpus, int nstreams)
 {
-    struct multi_gpu *m = &r->job;
-    cudaError_t e;
+    struct lab08_out o;
+    r->ngpus = ngpus;
+    r->nstreams = nstreams;
+    remote->lab08_open(r->h->A, r->h->B, r->h->C, r->h->n, ngpus, nstreams, r->kit, &o);
+    print_said(o.text, NULL);
+    memcpy(r->first, o.first, sizeof r->first);
+    memcpy(r->count, o.count, sizeof r->count);
+    return o.ok;
+}
 
-    memset(m, 0, sizeof *m);
-    m->A = r->h->A;
-    m->B = r->h->B;
-    m->C = r->h->C;
-    m->n = r->h->n;
-    m->ngpus = ngpus;
-    m->nstreams = nstreams;
-    for (int g = 0; g < ngpus; g++)
-        m->gpu[g].device = g;
-    r->impl->setup(m);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) {
-        fprintf(stderr, "%s: gpus_setup left the error %s behind: a call that failed was not checked "
-                        "(TODO(1))\n", kit_program, cudaGetErrorName(e));
-        return 0;
-    }
-    return setup_ok(m);
+static void close_job(vec_run *r)
+{
+    (void)r;
+    remote->lab08_close();
 }
 
 static void vec_poison(void *p)
 {
     vec_run *r = (vec_run *)p;
-    const struct multi_gpu *m = &r->job;
-
-    for (int g = 0; g < m->ngpus; g++) {
-        const struct gpu_share *s = &m->gpu[g];
-        if (!s->count)
-            continue;
-        KIT_CHECK(cudaSetDevice(s->device));
-        KIT_CHECK(cudaMemset(s->dA, 0xff, s->count * sizeof(unsigned int)));
-        KIT_CHECK(cudaMemset(s->dB, 0xff, s->count * sizeof(unsigned int)));
-        KIT_CHECK(cudaMemset(s->dC, 0xff, s->count * sizeof(unsigned int)));
-    }
-    kit_parallel_fill(m->C, 0xff, r->h->bytes);
-    sync_gpus(m->ngpus);
+    fresh_inputs(r->h);
+    remote->lab08_poison();
 }
 
 static void vec_run_once(void *p)
 {
     vec_run *r = (vec_run *)p;
-    if (r->use_traced) {
-        trace.n = trace.overflow = 0;
-        trace.job = &r->job;
-        trace.on = 1;
-        r->impl->add_traced(&r->job);
-        trace.on = 0;
-    } else {
-        r->impl->add(&r->job);
-    }
+    remote->lab08_run(r->use_traced, &r->said);
 }
 
-/* Right after a run: every stream done, no error behind, every element
- * right. Returns the wrong elements (one more if the run returned early or
- * left an error). */
+/* After a run: every stream done, no error behind (the student's side
+ * says), every element of C right (the kit's own check). Returns the
+ * wrong elements (one more if the run returned early or left an error). */
 static long long vec_check(void *p)
 {
     vec_run *r = (vec_run *)p;
-    const struct multi_gpu *m = &r->job;
+    const host_data *h = r->h;
     unsigned long long first;
-    long long bad, flawed = 0, early = 0;
-    cudaError_t e = cudaGetLastError();
+    long long bad, flawed = 0;
 
-    for (int g = 0; g < m->ngpus && !early; g++)
-        for (int c = 0; c < m->nstreams && !early; c++)
-            if (cudaStreamQuery(m->gpu[g].stream[c]) == cudaErrorNotReady) {
-                if (r->early++ == 0)
-                    fprintf(stderr, "%s: %s: %s returned while GPU %d's stream[%d] was still working: the kit "
-                                    "would have read C before it was complete. Wait for every GPU's streams "
-                                    "before returning (TODO(2))\n", kit_program, r->name, r->impl->name, g, c);
-                early = flawed = 1;
-            }
-    cudaGetLastError(); /* "not ready" is an answer, not an error */
-    if (e != cudaSuccess) {
-        if (r->left_errors++ == 0)
-            fprintf(stderr, "%s: %s: %s left the error %s behind: a call that failed was not checked "
-                            "(TODO(2))\n", kit_program, r->name, r->impl->name, cudaGetErrorName(e));
-        flawed = 1;
-    }
-    sync_gpus(m->ngpus);
-    bad = check_sum(m->A, m->B, m->C, m->n, &first);
+    print_said(r->said.text, r->name);
+    r->said.text[0] = '\0';
+    if (r->said.early)
+        r->early++, flawed = 1;
+    if (r->said.left_error)
+        r->left_errors++, flawed = 1;
+    bad = check_c(h, &first);
     if (bad && !r->told++) {
         int g = 0;
-        while (g + 1 < m->ngpus && first >= m->gpu[g].first + m->gpu[g].count)
+        while (g + 1 < r->ngpus && first >= (unsigned long long)r->first[g] + r->count[g])
             g++;
         fprintf(stderr, "%s: %s: C[%llu] = %u but A + B = %u there (GPU %d's share)\n", kit_program, r->name,
-                first, m->C[first], m->A[first] + m->B[first], g);
+                first, h->C[first], (h->hA[first] ^ h->ka) + (h->hB[first] ^ h->kb), g);
     }
     r->last_wrong = bad;
     return bad + flawed;
@@ -771,9 +366,9 @@ static int judge_job(vec_run *r, int ngpus, int nstreams)
     vec_poison(r);
     r->use_traced = 1;
     vec_run_once(r);
-    r->use_traced = 0;
+    r->trace_ok = r->said.ok;
     r->traced_wrong = vec_check(r);
-    r->trace_ok = trace_ok(&r->job, r->impl->name);
+    r->use_traced = 0;
     return 1;
 }
 
@@ -887,8 +482,8 @@ static void peer_setup(peer_t *p, const host_data *h, int a, int b)
     p->b = b;
     p->n = h->n;
     p->bytes = h->bytes;
-    p->A = h->A;
-    p->B = h->B;
+    p->A = h->hA;
+    p->B = h->hB;
     p->stage = h->C;
     KIT_CHECK(cudaSetDevice(a));
     KIT_CHECK(cudaMalloc((void **)&p->A0, p->bytes));
@@ -898,15 +493,15 @@ static void peer_setup(peer_t *p, const host_data *h, int a, int b)
     KIT_CHECK(cudaStreamCreate(&p->sa));
     for (int k = 0; k < STAGE_CHUNKS; k++)
         KIT_CHECK(cudaEventCreateWithFlags(&p->staged[k], cudaEventDisableTiming));
-    KIT_CHECK(cudaMemcpy(p->A0, h->A, p->bytes, cudaMemcpyHostToDevice));
-    KIT_CHECK(cudaMemcpy(p->B0, h->B, p->bytes, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(p->A0, p->A, p->bytes, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(p->B0, p->B, p->bytes, cudaMemcpyHostToDevice));
     KIT_CHECK(cudaSetDevice(b));
     KIT_CHECK(cudaMalloc((void **)&p->A1, p->bytes));
     KIT_CHECK(cudaMalloc((void **)&p->B1, p->bytes));
     KIT_CHECK(cudaMalloc((void **)&p->X1, p->bytes));
     KIT_CHECK(cudaStreamCreate(&p->sb));
-    KIT_CHECK(cudaMemcpy(p->A1, h->A, p->bytes, cudaMemcpyHostToDevice));
-    KIT_CHECK(cudaMemcpy(p->B1, h->B, p->bytes, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(p->A1, p->A, p->bytes, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(p->B1, p->B, p->bytes, cudaMemcpyHostToDevice));
 }
 
 static void peer_teardown(peer_t *p)
@@ -1048,74 +643,27 @@ static void measure_peer(peer_t *p, enum peer_what what, kit_row *row, const kit
     }
 }
 
-/* Whether GPU x can now reach GPU y's memory: the kit asks the driver to
- * turn it on (off) and hears "already so", or else has just done it. */
-static int access_is(int x, int y, int on)
+/* set_peer_access(a, b, on) judged in the student's process (judge_peer:
+ * its answer, the errors and the access it leaves). Where that is another
+ * process (grading), this one then sets its own access the same way, so
+ * that what follows measures what the student's call asked for. */
+static int peer_judged(int a, int b, int on, int supported, int kit)
 {
-    cudaError_t e;
-    KIT_CHECK(cudaSetDevice(x));
-    e = on ? cudaDeviceEnablePeerAccess(y, 0) : cudaDeviceDisablePeerAccess(y);
-    cudaGetLastError();
-    if (e == (on ? cudaErrorPeerAccessAlreadyEnabled : cudaErrorPeerAccessNotEnabled))
-        return 1;
-    KIT_CHECK(e);
-    return 0;
-}
-
-/*
- * Judges impl->peer(a, b, on), called twice as the lab says it may be:
- * its answer, the errors it leaves, and the access it leaves (which the
- * kit then sets right, so that what follows measures what it says).
- */
-static int judge_peer(const impl_t *impl, int a, int b, int on, int supported)
-{
-    int ok = 1, want = on && supported;
-
-    for (int call = 1; call <= 2; call++) {
-        int got = impl->peer(a, b, on);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess && ok) {
-            fprintf(stderr, "%s: set_peer_access(%d, %d, %d), called %s, left the error %s behind%s (TODO(3))\n",
-                    kit_program, a, b, on, call == 1 ? "once" : "a second time", cudaGetErrorName(e),
-                    e == cudaErrorPeerAccessAlreadyEnabled || e == cudaErrorPeerAccessNotEnabled
-                        ? ": asking for what is already so is no error here, but the error stays as the last "
-                          "error until someone reads it, and the next check blames whatever comes after"
-                        : "");
-            ok = 0;
-        }
-        if (got != want && ok) {
-            fprintf(stderr, "%s: set_peer_access(%d, %d, %d) returned %d, but %s (TODO(3))\n", kit_program, a, b,
-                    on, got,
-                    !supported ? "cudaDeviceCanAccessPeer says these GPUs cannot reach each other, so access "
-                                 "is off whatever you ask"
-                    : on       ? "cudaDeviceCanAccessPeer says each of these GPUs can reach the other: turn "
-                                 "access on both ways and return 1"
-                               : "access is now off: return 0");
-            ok = 0;
-        }
-    }
-    if (!supported)
-        return ok;
-    for (int i = 0; i < 2; i++) {
+    struct lab08_out o;
+    remote->lab08_peer(a, b, on, supported, kit, &o);
+    print_said(o.text, NULL);
+#if KIT_TIME_BY_CLOCK
+    for (int i = 0; supported && i < 2; i++) {
         int x = i ? b : a, y = i ? a : b;
-        if (!access_is(x, y, on) && ok) {
-            fprintf(stderr, "%s: after set_peer_access(%d, %d, %d), GPU %d's access to GPU %d's memory is still "
-                            "%s: cudaDevice%sPeerAccess acts for the current GPU only, in one direction "
-                            "(TODO(3))\n", kit_program, a, b, on, x, y, on ? "off" : "on",
-                    on ? "Enable" : "Disable");
-            ok = 0;
-        }
+        cudaError_t e;
+        KIT_CHECK(cudaSetDevice(x));
+        e = on ? cudaDeviceEnablePeerAccess(y, 0) : cudaDeviceDisablePeerAccess(y);
+        if (e != cudaErrorPeerAccessAlreadyEnabled && e != cudaErrorPeerAccessNotEnabled)
+            KIT_CHECK(e);
+        cudaGetLastError();
     }
-    return ok;
-}
-
-/* Peer access off both ways, whatever it was. */
-static void peer_reset(int a, int b, int supported)
-{
-    if (supported) {
-        access_is(a, b, 0);
-        access_is(b, a, 0);
-    }
+#endif
+    return o.ok;
 }
 
 /* ---- --selftest: the kit's wrong versions must be caught ---------------------------- */
@@ -1141,7 +689,7 @@ static const selftest_case selftests[] = {
     {"peer-one-way", PEER_ONE_WAY, 2, 1, 1},
 };
 
-static int run_selftest(const host_data *h, int ngpus, int nstreams, int supported)
+static int run_selftest(host_data *h, int ngpus, int nstreams, int supported)
 {
     int pass = 1;
 
@@ -1157,22 +705,21 @@ static int run_selftest(const host_data *h, int ngpus, int nstreams, int support
             continue;
         }
         fprintf(stderr, "%s: selftest %s:\n", kit_program, t->key);
-        flaw_now = t->flaw;
-        trace_said = 0;
+        remote->lab08_reset(0, 1, 0, t->flaw);
         if (t->peer) {
-            clean = judge_peer(&kit_impl, 0, 1, 1, supported);
-            peer_reset(0, 1, supported);
+            clean = peer_judged(0, 1, 1, supported, 1);
+            remote->lab08_reset(0, 1, supported, t->flaw);
         } else {
             vec_run r;
             memset(&r, 0, sizeof r);
             r.h = h;
-            r.impl = &kit_impl;
+            r.kit = 1;
             r.name = t->key;
             clean = judge_job(&r, ngpus, nstreams) && r.trace_ok && r.traced_wrong == 0 && r.early == 0 &&
                     r.left_errors == 0;
             close_job(&r);
         }
-        flaw_now = RIGHT;
+        remote->lab08_reset(0, 1, 0, RIGHT);
         if (t->flaw == RIGHT) {
             kit_kv(key, clean ? "passed" : "FAILED");
             pass &= clean;
@@ -1241,7 +788,6 @@ int main(int argc, char **argv)
     unsigned long long n;
     const char *multi = NULL;
     char multi_why[64];
-    impl_t student = student_impl_template;
 
     kit_common_defaults(&c);
     c.reps = 0;
@@ -1318,10 +864,6 @@ int main(int argc, char **argv)
         return kit_finish(pass);
     }
 
-    student.setup = timed->gpus_setup;
-    student.add = timed->gpus_add;
-    student.add_traced = traced->gpus_add;
-    student.peer = timed->set_peer_access;
     /* Every run is checked on the host, which takes longer than the run:
      * few runs, and a looser target than the kit's 2%. */
     policy = kit_policy_default(c.reps);
@@ -1352,7 +894,7 @@ int main(int argc, char **argv)
             counts[nk++] = ngpus;
         memset(&r, 0, sizeof r);
         r.h = &h;
-        r.impl = &student;
+        r.kit = 0;
         for (int i = 0; i < nk; i++) {
             int k = counts[i];
             for (int serial = nstreams > 1 && (k == 1 || k == ngpus) ? 1 : 0; serial >= 0; serial--) {
@@ -1389,7 +931,7 @@ int main(int argc, char **argv)
     if (ngpus >= 2) {
         peer_t p;
         peer_setup(&p, &h, 0, 1);
-        peer_ok = judge_peer(&student, 0, 1, 1, supported);
+        peer_ok = peer_judged(0, 1, 1, supported, 0);
         if (supported) {
             kit_row_name(&prow[nprow], "peer-copy", NULL, "cudaMemcpyPeer GPU 0 -> 1, peer access on");
             measure_peer(&p, COPY_AB, &prow[nprow++], &peer_policy);
@@ -1402,7 +944,7 @@ int main(int argc, char **argv)
         }
         kit_row_name(&prow[nprow], "local-add", NULL, "GPU 0 adds A, B of its own memory");
         measure_peer(&p, LOCAL_ADD, &prow[nprow++], &peer_policy);
-        peer_ok &= judge_peer(&student, 0, 1, 0, supported);
+        peer_ok &= peer_judged(0, 1, 0, supported, 0);
         kit_row_name(&prow[nprow], "staged-copy", NULL, "cudaMemcpyPeer GPU 0 -> 1, peer access off");
         measure_peer(&p, STAGED_DRIVER, &prow[nprow++], &peer_policy);
         kit_row_name(&prow[nprow], "host-staged-copy", NULL, "GPU 0 -> host -> GPU 1, by the kit");
@@ -1456,6 +998,30 @@ int main(int argc, char **argv)
             remote_ms = x->t.median_ms;
         else if (!strcmp(x->key, "local-add"))
             local_ms = x->t.median_ms;
+    }
+    /*
+     * The verdict by the clock (in grading, the judge's): on every GPU at
+     * once the job must gain at least half of what the host links gain
+     * when all copy at once (the kit measures both here), judged where the
+     * links gain at least MIN_LINK_SCALING; and no row may take less than
+     * FLOOR_SHARE of the time its copies in need at the links' speed.
+     */
+    double scaling_need = 1.0 + MIN_SHARE_OF_LINK_GAIN * (link_scaling - 1.0);
+    int scaling_judged = ngpus >= 2 && one && all && one->timed && all->timed && link_scaling >= MIN_LINK_SCALING;
+    if (scaling_judged && speedup_all < scaling_need) {
+        fprintf(stderr, "%s: %s: %.2fx one GPU, but the host links carry %.2fx at once, so at least %.2fx is "
+                        "needed: do the GPUs work at the same time, each on its own share? (TODO(1) and "
+                        "TODO(2))\n", kit_program, all->name, speedup_all, link_scaling, scaling_need);
+        pass = 0;
+    }
+    for (int i = 0; i < nrows; i++) {
+        const vec_row *v = &rows[i];
+        if (v->floor_ms > 0 && v->row.timed && v->row.t.median_ms < FLOOR_SHARE * v->floor_ms) {
+            fprintf(stderr, "%s: %s: %.3f ms, but its copies in alone take %.3f ms at the links' speed: the "
+                            "work cannot have been done in that time\n", kit_program, v->row.name,
+                    v->row.t.median_ms, v->floor_ms);
+            pass = 0;
+        }
     }
     const char *link_words = ngpus < 2 ? "none (one GPU)"
                              : !supported ? "no peer access: every copy between the GPUs goes through the host"
@@ -1605,6 +1171,10 @@ int main(int argc, char **argv)
         kit_kv("bad-timed-runs-all-gpus", "%d", all->t.bad_runs);
     }
     kit_kv("speedup-all-gpus", "%.2f", speedup_all);
+    if (ngpus >= 2) {
+        kit_kv("speedup-all-gpus-needed", "%.2f", scaling_need);
+        kit_kv("scaling-judged", "%s", scaling_judged ? "yes" : "no");
+    }
     if (speedup_serial > 0)
         kit_kv("speedup-all-gpus-streams-1", "%.2f", speedup_serial);
     if (speedup_streams > 0)

@@ -32,15 +32,41 @@ struct multi_gpu {
     struct gpu_share gpu[KIT_MAX_GPUS];
 };
 
-/* The student's code here is host code that drives the GPU itself
- * (streams, copies, GPUs): the grader still runs it in one process with the
- * kit's harness, not beside the kit's judge (common/lib/kit_judge.h). */
-#define KIT_STUDENT_HOST_CODE 1
-
 #define KIT_STUDENT_FUNCTIONS(X)                                                                   \
     X(void, gpus_setup, (struct multi_gpu * m))                                                    \
     X(void, gpus_add, (const struct multi_gpu *m))                                                 \
     X(int, set_peer_access, (int a, int b, int on))
+
+/*
+ * The student's code is host code that drives the GPUs itself, so the
+ * harness reaches it through the kit's side in the student's process
+ * (08-multi-gpu-remote.h; kit_student.h): in grading that is the worker,
+ * and the judge keeps the inputs, the check of C, the clock and the
+ * verdict. What that side finds it says in words (text), which the
+ * harness prints.
+ */
+#define KIT_REMOTE_H "08-multi-gpu-remote.h"
+#define LAB08_TEXT 2048
+
+struct lab08_out {
+    int ok;                 /* the check passed (setup, trace, peer access) */
+    int early, left_error;  /* a run returned before its streams were done; left an error behind */
+    unsigned int first[KIT_MAX_GPUS], count[KIT_MAX_GPUS]; /* the shares gpus_setup chose */
+    char text[LAB08_TEXT];  /* what the checks said, whole lines */
+};
+
+#define KIT_REMOTE_FUNCTIONS(X)                                                                    \
+    X(void, lab08_host, (unsigned int *A, unsigned int *B, unsigned int *C, unsigned long long bytes)) \
+    X(void, lab08_host_release, (unsigned int *A, unsigned int *B, unsigned int *C))               \
+    X(void, lab08_open,                                                                            \
+      (const unsigned int *A, const unsigned int *B, unsigned int *C, unsigned int n, int ngpus, int nstreams, \
+       int kit, struct lab08_out *out))                                                            \
+    X(void, lab08_poison, (void))                                                                  \
+    X(void, lab08_run, (int traced, struct lab08_out *out))                                        \
+    X(void, lab08_close, (void))                                                                   \
+    X(void, lab08_peer, (int a, int b, int on, int supported, int kit, struct lab08_out *out))     \
+    X(void, lab08_reset, (int a, int b, int supported, int flaw))                                  \
+    X(void, lab08_nothing, (void))
 
 /*
  * The traced build (the second build of the student's file, KIT_COUNTED=1)
