@@ -200,10 +200,10 @@ $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed
 # Its worker is common/harness/worker.cu (build/judge/LAB/worker.o) linked
 # with a student's two objects: build/solutions/LAB/worker for the
 # reference, GRADED_DIR/worker for a graded file; where the lab's contract
-# names the kit's side in the student's process (KIT_REMOTE_H: Lab 05), the
-# worker holds that too. A lab whose contract says KIT_STUDENT_HOST_CODE
-# (the student's host code drives the GPU and the kit has no side for it
-# yet: Lab 08) is still graded in one process.
+# names the kit's side in the student's process (KIT_REMOTE_H: Labs 05 and
+# 08, whose student code is host code that drives the GPUs), the worker
+# holds that too. A lab whose contract says KIT_STUDENT_HOST_CODE (none
+# now) is graded in one process.
 JUDGED := $(foreach lab,$(LABS),$(if $(shell grep -l KIT_STUDENT_HOST_CODE common/harness/$(lab).h),,$(lab)))
 judge_objects = $(patsubst common/harness/%.cu,$(BUILD)/judge/%.o,\
 	$(wildcard common/harness/$(1).cu common/harness/$(1)-*.cu)) $(BUILD)/judge/$(1)/stubs.o

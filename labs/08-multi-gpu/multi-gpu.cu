@@ -8,11 +8,13 @@
  *   make check LAB=08        grade it as your instructor will
  *
  * The kit builds this file into a program (common/harness/08-multi-gpu.cu)
- * that fills A and B (pinned host memory) with fresh random numbers and
- * runs your gpus_add on one GPU and on all of them, with one stream and
- * with several per GPU. Before every run it fills the device arrays and C
- * with garbage; after every run, timed or not, it checks every element of
- * C. A traced run shows it the order in which you queued the work. With
+ * that runs your gpus_add on one GPU and on all of them, with one stream
+ * and with several per GPU, on A, B and C in pinned host memory. Every run
+ * gets fresh random numbers in A and B and starts with the device arrays
+ * and C full of garbage; after every run, timed or not, it checks every
+ * element of C. On every GPU at once the job must gain enough of what the
+ * host links gain at once. A traced run shows it the order in which you
+ * queued the work. With
  * two GPUs or more it then asks your set_peer_access for access between
  * GPUs 0 and 1 and measures copies and a kernel across them. On a machine
  * with one GPU that part is skipped and said so. Until all TODOs are done
