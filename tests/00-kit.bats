@@ -209,6 +209,21 @@ CASES
     done
 }
 
+@test "kit: the judge's host memory reaches its worker whole, and the worker can neither shrink nor grow it; a descriptor nobody asked for is closed" {
+    # Labs 05 and 08: the host arrays are the judge's (a sealed memfd)
+    # and the worker maps them (kit_judge.h, kit_proto.h). Without the
+    # seals the child resizes the memory under the judge (and its write is
+    # lost); without the close a stray descriptor stays in the worker.
+    run "$UNIT" host-share
+    assert_success
+    assert_line "size: 1048588"
+    assert_line "child-sees-pattern: yes"
+    assert_line "parent-sees-child-write: yes"
+    assert_line "child-shrink: refused"
+    assert_line "child-grow: refused"
+    assert_line "stray-descriptor: closed"
+}
+
 @test "kit: what copies could cover of a pipeline's kernels: neighbours' copies, narrowed kernels, 1 where nothing can show" {
     # CHUNKS IN KERNEL OUT MARGIN (ms). Kernels no longer than the copies
     # can be covered whole.

@@ -24,6 +24,11 @@
  *                                         the share of the kernels' time copies could
  *                                         run beside (kit_timeline.h) in a pipeline of
  *                                         CHUNKS chunks of these times (ms)
+ *   kit-unit host-share                   the judge's shared host memory
+ *                                         (kit_judge_host_alloc) handed to a child
+ *                                         over the kit's socket (kit_proto.h), as the
+ *                                         judge hands it to its worker: what the
+ *                                         child sees and what it may do with it
  */
 #include "kit_args.h"
 #include "kit_counted.h"
@@ -33,6 +38,23 @@
 #include "kit_timeline.h"
 #include "kit_timing.h"
 #include "kit_trace.h"
+/* The judge's side of grading, for host-share (it needs no GPU for that). */
+#include "kit_judge.h"
+#include <dirent.h>
+#include <sys/wait.h>
+
+/* How many descriptors this process has open (/proc/self/fd, less its own). */
+static int open_descriptors(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
 
 static void print_trace(const kit_trace_stats *st)
 {
@@ -155,10 +177,78 @@ int main(int argc, char **argv)
         }
         printf("%.4f\n", kit_overlap_possible(sp, 3 * n, n, atof(argv[6])));
         free(sp);
+    } else if (strcmp(cmd, "host-share") == 0 && argc == 2) {
+        /* The judge's memory, a pattern in it, handed over with its descriptor. */
+        size_t bytes = (1u << 20) + 12, page = (size_t)sysconf(_SC_PAGESIZE);
+        unsigned int *p = (unsigned int *)kit_judge_host_alloc(bytes);
+        int sv[2], st = 0;
+        kit_msg m;
+        pid_t child;
+        for (size_t i = 0; i < bytes / 4; i++)
+            p[i] = (unsigned int)i * 2654435761u;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+            kit_die(KIT_EXIT_FAIL, "socketpair: %s", strerror(errno));
+        child = fork();
+        if (child == 0) {
+            /* The worker's side: map it, read it, write one word, try to resize it. */
+            int fd = -1, ok = 1, shrink, grow, before, after;
+            uint64_t size = 0;
+            unsigned int *q;
+            char answer[160];
+            kit_reader r;
+            if (kit_msg_recv_fd(sv[1], &m, &fd) != 1 || fd < 0 || m.h.type != KIT_MSG_MAP || m.h.b != KIT_MAP_HOST)
+                _exit(3);
+            r.p = m.payload;
+            r.len = m.h.len;
+            r.at = 0;
+            r.ok = 1;
+            kit_get_bytes(&r, &size, sizeof size);
+            q = (unsigned int *)mmap(NULL, (size + page - 1) / page * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (q == MAP_FAILED)
+                _exit(4);
+            for (size_t i = 0; i < size / 4; i++)
+                ok &= q[i] == (unsigned int)i * 2654435761u;
+            q[7] = 0xfeedbeefu;
+            shrink = ftruncate(fd, 0) == 0;
+            grow = ftruncate(fd, (off_t)(4 * size)) == 0;
+            /* A descriptor that comes with a message that takes none is closed on arrival. */
+            before = open_descriptors();
+            if (kit_msg_recv(sv[1], &m) != 1)
+                _exit(5);
+            after = open_descriptors();
+            snprintf(answer, sizeof answer, "%llu %d %d %d %d", (unsigned long long)size, ok, shrink, grow,
+                     after == before);
+            kit_msg_send(sv[1], KIT_MSG_RETURN, 0, 0, answer, strlen(answer) + 1);
+            _exit(0);
+        }
+        close(sv[1]);
+        {
+            uint64_t size = bytes;
+            int spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            unsigned long long got_size = 0;
+            int ok = 0, shrink = 1, grow = 1, word_seen, stray_closed = 0;
+            if (kit_msg_send_fd(sv[0], KIT_MSG_MAP, 1, KIT_MAP_HOST, &size, sizeof size,
+                                kit_judge.buf[kit_judge.nbuf - 1].host_fd) != 0)
+                kit_die(KIT_EXIT_FAIL, "send: %s", strerror(errno));
+            /* A message with a descriptor the worker was not told of. */
+            if (kit_msg_send_fd(sv[0], KIT_MSG_BYE, 0, 0, NULL, 0, spare) != 0)
+                kit_die(KIT_EXIT_FAIL, "send: %s", strerror(errno));
+            close(spare);
+            if (kit_msg_recv(sv[0], &m) != 1 || m.h.type != KIT_MSG_RETURN ||
+                sscanf((const char *)m.payload, "%llu %d %d %d %d", &got_size, &ok, &shrink, &grow, &stray_closed) != 5)
+                kit_die(KIT_EXIT_FAIL, "host-share: the child did not answer");
+            waitpid(child, &st, 0);
+            word_seen = p[7] == 0xfeedbeefu;
+            printf("size: %llu\nchild-sees-pattern: %s\nparent-sees-child-write: %s\n"
+                   "child-shrink: %s\nchild-grow: %s\nstray-descriptor: %s\n",
+                   got_size, ok ? "yes" : "no", word_seen ? "yes" : "no", shrink ? "done" : "refused",
+                   grow ? "done" : "refused", stray_closed ? "closed" : "kept");
+            kit_judge_host_free(p);
+        }
     } else {
         kit_die(KIT_EXIT_USAGE, "usage: kit-unit parse-size|np|default-size|expected-distinct|"
-                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible ARGS "
-                                "(see the source)");
+                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible|host-share "
+                                "ARGS (see the source)");
     }
     return 0;
 }
