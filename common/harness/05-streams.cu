@@ -154,6 +154,7 @@ static int student_arrays(data_t *d)
     struct lab05_host_out h;
     int ok = 1;
 
+    memset(&h, 0, sizeof h); /* it crosses to the student's process: nothing of this one's in it */
     remote->lab05_host(d->sA, d->sB, d->sC, d->bytes, &h);
     for (int i = 0; i < 3 && ok; i++) {
         if (h.status[i] == LAB05_NULL) {
@@ -453,6 +454,7 @@ static int open_job(run_t *r, int nchunks)
 {
     struct lab05_open_out o;
 
+    memset(&o, 0, sizeof o);
     remote->lab05_open(nchunks, &o);
     r->nchunks = nchunks;
     if (o.ok || streams_reported++)
@@ -613,6 +615,36 @@ typedef struct {
 /* The traced out of the student's process: large, so one, kept. */
 static struct lab05_trace_out trace_out;
 
+/*
+ * Whether a traced run's record is one the kit's side can have made: counts
+ * in range, every operation one the kit names, times finite and in order.
+ * In grading it comes from the student's process, which could send
+ * anything; one that is not such a record fails the lab.
+ */
+static int trace_sane(const struct lab05_trace_out *o)
+{
+    if (o->ncalls < 0 || o->ncalls > LAB05_MAX_CALLS || o->nspans < 0 || o->nspans > LAB05_MAX_SPANS ||
+        o->launches < 0 || o->missed < 0 || !isfinite(o->uncertainty_ms) || o->uncertainty_ms < 0 ||
+        !isfinite(o->mean_kernel_ms))
+        return 0;
+    for (int i = 0; i < o->ncalls; i++)
+        if (o->calls[i].op < 0 || o->calls[i].op >= KIT_NOPS)
+            return 0;
+    for (int i = 0; i < o->nspans; i++) {
+        const kit_span *x = &o->spans[i];
+        if (x->op < 0 || x->op >= KIT_NOPS || !isfinite(x->start) || !isfinite(x->end) || x->end < x->start)
+            return 0;
+    }
+    return 1;
+}
+
+static void trace_broken(void)
+{
+    fprintf(stderr, "%s: the traced run's record from the student's process is not one the kit makes "
+                    "(counts out of range, an unknown operation, times out of order): graded as failed\n",
+            kit_program);
+}
+
 static void traced_run(run_t *r, int nchunks, timeline_t *tl)
 {
     data_t *d = r->d;
@@ -641,8 +673,13 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
     note_early(r, o->early);
     tl->wrong += check_run(r);
     nvtxRangePop();
+    if (!trace_sane(o)) {
+        trace_broken();
+        tl->wrong += 1;
+        memset(o, 0, sizeof *o);
+    }
 
-    tl->nspans = o->nspans < LAB05_MAX_SPANS ? o->nspans : LAB05_MAX_SPANS;
+    tl->nspans = o->nspans;
     tl->spans = (kit_span *)kit_host_alloc(sizeof(kit_span) * (size_t)(tl->nspans + 1));
     memcpy(tl->spans, o->spans, sizeof(kit_span) * (size_t)tl->nspans);
     tl->missed = o->missed;
@@ -705,6 +742,13 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
                         v == DEPTH_FIRST ? LAB05_DEPTH_FIRST : LAB05_BREADTH_FIRST, kit_vector_knobs_now.work, NULL,
                         0, ct);
     note_early(r, ct->early);
+    if (!trace_sane(ct)) {
+        trace_broken();
+        o.judged = 1;
+        snprintf(o.why, sizeof o.why, "its traced run's record is not one the kit makes");
+        close_job(r);
+        return o;
+    }
     if (check_run(r) == 0 && ct->missed == 0 && ct->ncalls <= LAB05_MAX_CALLS) {
         o.judged = 1;
         for (int i = 0; i < ct->ncalls; i++) {

@@ -33,6 +33,10 @@
 
 #define MAX_TRACE 8192
 
+#ifdef KIT_MSG_MAX
+static_assert(sizeof(struct lab08_out) + 1024 <= KIT_MSG_MAX, "a report must fit one message");
+#endif
+
 /* ---- what the checks say --------------------------------------------------------- */
 
 /* Lines said since the harness last took them (lab08_take). */

@@ -292,9 +292,10 @@ static long long check_c(const host_data *h, unsigned long long *first)
 }
 
 /* What the student's side said, each line with the program's name, and the row's where given. */
-static void print_said(const char *text, const char *row)
+static void print_said(char *text, const char *row)
 {
     const char *at = text;
+    text[LAB08_TEXT - 1] = '\0'; /* the student's process filled it: it ends here whatever it sent */
     while (*at) {
         size_t len = strcspn(at, "\n");
         fprintf(stderr, "%s: %s%s%.*s\n", kit_program, row ? row : "", row ? ": " : "", (int)len, at);
@@ -323,6 +324,7 @@ typedef struct {
 static int open_job(vec_run *r, int ngpus, int nstreams)
 {
     struct lab08_out o;
+    memset(&o, 0, sizeof o); /* it crosses to the student's process: nothing of this one's in it */
     r->ngpus = ngpus;
     r->nstreams = nstreams;
     remote->lab08_open(r->h->A, r->h->B, r->h->C, r->h->n, ngpus, nstreams, r->kit, &o);
@@ -673,6 +675,7 @@ static void measure_peer(peer_t *p, enum peer_what what, kit_row *row, const kit
 static int peer_judged(int a, int b, int on, int supported, int kit)
 {
     struct lab08_out o;
+    memset(&o, 0, sizeof o);
     remote->lab08_peer(a, b, on, supported, kit, &o);
     print_said(o.text, NULL);
 #if KIT_TIME_BY_CLOCK
@@ -1026,7 +1029,8 @@ int main(int argc, char **argv)
     }
     /*
      * The verdict by the clock (in grading, the judge's): on every GPU at
-     * once the job must gain at least half of what the host links gain
+     * once the job must gain at least a quarter (MIN_SHARE_OF_LINK_GAIN) of
+     * what the host links gain
      * when all copy at once (the kit measures both here), judged where the
      * links gain at least MIN_LINK_SCALING; and no row may take less than
      * FLOOR_SHARE of the time its copies in need at the links' speed.

@@ -237,6 +237,8 @@ static void answer(cudaError_t e, uint32_t bytes, const kit_writer *w)
         int n = snprintf(text, sizeof text, "%s%c%s", cudaGetErrorName(e), 0, cudaGetErrorString(e));
         rc = kit_msg_send(KIT_WORKER_FD, KIT_MSG_RETURN, (uint32_t)e, 0, text, (size_t)n);
     } else {
+        if (w && !w->ok)
+            broken("an answer that does not fit one message (a bug of the kit)");
         rc = kit_msg_send(KIT_WORKER_FD, KIT_MSG_RETURN, 0, bytes, w ? w->p : NULL, w ? w->len : 0);
     }
     if (rc != 0)

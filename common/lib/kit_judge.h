@@ -382,12 +382,17 @@ static inline void *kit_judge_host_alloc(size_t bytes)
             if (setrlimit(RLIMIT_FSIZE, &lifted) != 0)
                 lift = 0;
         }
-        if (ftruncate(fd, (off_t)size) != 0 ||
-            fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-            kit_die(KIT_EXIT_FAIL, "the kit's judge cannot size its shared host memory (%zu bytes): %s", size,
-                    strerror(errno));
+        /* Where the cap stays (a hard cap below the size), the error, not the signal. */
+        void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+        int sized = ftruncate(fd, (off_t)size) == 0 &&
+                    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
+        int err = errno;
+        signal(SIGXFSZ, was);
         if (lift)
             setrlimit(RLIMIT_FSIZE, &cap);
+        if (!sized)
+            kit_die(KIT_EXIT_FAIL, "the kit's judge cannot size its shared host memory (%zu bytes): %s", size,
+                    strerror(err));
     }
     p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
