@@ -617,7 +617,7 @@ static struct lab05_trace_out trace_out;
 
 /*
  * Whether a traced run's record is one the kit's side can have made: counts
- * in range, every operation one the kit names, times finite and in order.
+ * in range, every operation one the kit names, times finite.
  * In grading it comes from the student's process, which could send
  * anything; one that is not such a record fails the lab.
  */
@@ -632,7 +632,7 @@ static int trace_sane(const struct lab05_trace_out *o)
             return 0;
     for (int i = 0; i < o->nspans; i++) {
         const kit_span *x = &o->spans[i];
-        if (x->op < 0 || x->op >= KIT_NOPS || !isfinite(x->start) || !isfinite(x->end) || x->end < x->start)
+        if (x->op < 0 || x->op >= KIT_NOPS || !isfinite(x->start) || !isfinite(x->end))
             return 0;
     }
     return 1;
@@ -641,7 +641,7 @@ static int trace_sane(const struct lab05_trace_out *o)
 static void trace_broken(void)
 {
     fprintf(stderr, "%s: the traced run's record from the student's process is not one the kit makes "
-                    "(counts out of range, an unknown operation, times out of order): graded as failed\n",
+                    "(counts out of range, an unknown operation, a time that is not a number): graded as failed\n",
             kit_program);
 }
 
