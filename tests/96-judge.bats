@@ -74,6 +74,25 @@ SH
     assert_output --partial "broke the kit's protocol"
 }
 
+@test "judge: host memory reaches Labs 05 and 08's workers only as a described memfd; a descriptor on any other message stops the worker" {
+    # tests/fake_judge.py speaks the protocol as the judge does (kit_proto.h).
+    local lab
+    for lab in 05-streams 08-multi-gpu; do
+        run python3 "$KIT_ROOT/tests/fake_judge.py" "$KIT_BUILD/solutions/$lab/worker" host-map
+        assert_success
+        assert_line "hello: yes"
+        assert_line "mapped: yes"
+        assert_line "released: yes"
+        assert_line "worker-exit: 0"
+        run python3 "$KIT_ROOT/tests/fake_judge.py" "$KIT_BUILD/solutions/$lab/worker" map-without-fd
+        assert_line "worker-exit: 1"
+        assert_output --partial "a host buffer the judge did not describe"
+        run python3 "$KIT_ROOT/tests/fake_judge.py" "$KIT_BUILD/solutions/$lab/worker" fd-on-call
+        assert_line "worker-exit: 1"
+        assert_output --partial "a descriptor the judge did not describe"
+    done
+}
+
 @test "judge: the worker gets neither the result channel nor its token, and no descriptor but the socket" {
     cat >"$W/spy.sh" <<'SH'
 #!/bin/bash
