@@ -179,7 +179,7 @@ int main(int argc, char **argv)
         free(sp);
     } else if (strcmp(cmd, "host-share") == 0 && argc == 2) {
         /* The judge's memory, a pattern in it, handed over with its descriptor. */
-        size_t bytes = (1u << 20) + 12, page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t bytes = (1u << 20) + 12;
         unsigned int *p = (unsigned int *)kit_judge_host_alloc(bytes);
         int sv[2], st = 0;
         kit_msg m;
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
             r.at = 0;
             r.ok = 1;
             kit_get_bytes(&r, &size, sizeof size);
-            q = (unsigned int *)mmap(NULL, (size + page - 1) / page * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            q = (unsigned int *)mmap(NULL, kit_host_pages(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             if (q == MAP_FAILED)
                 _exit(4);
             for (size_t i = 0; i < size / 4; i++)

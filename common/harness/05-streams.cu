@@ -246,28 +246,10 @@ static void data_teardown(data_t *d)
 
 /* ---- every run's inputs, and the check of every run ----------------------------- */
 
-static unsigned long long splitmix64(unsigned long long x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
-}
-
-/* The run's inputs, from the drawn ones: A = eA ^ ka, B = eB ^ kb. */
-static __global__ void keyed_kernel(const unsigned int *eA, const unsigned int *eB, unsigned int ka, unsigned int kb,
-                                    unsigned int *A, unsigned int *B, unsigned int n)
-{
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        A[i] = eA[i] ^ ka;
-        B[i] = eB[i] ^ kb;
-    }
 }
 
 /*
@@ -296,11 +278,11 @@ static __global__ void check_kernel(const unsigned int *eA, const unsigned int *
  * poisoned (all bits set: kit_pipeline.h), and the GPU idle. */
 static void fresh_run(data_t *d, unsigned int *A, unsigned int *B, unsigned int *C)
 {
-    unsigned long long k = splitmix64(d->seed ^ (0x9e3779b97f4a7c15ull * ++d->runs));
+    unsigned long long k = kit_row_draw_seed(d->seed, ++d->runs);
     d->ka = (unsigned int)k;
     d->kb = (unsigned int)(k >> 32);
-    keyed_kernel<<<1024, 256>>>(d->eA, d->eB, d->ka, d->kb, d->dA, d->dB, d->n);
-    KIT_CHECK_LAUNCH();
+    kit_keyed(d->eA, d->ka, d->dA, d->n);
+    kit_keyed(d->eB, d->kb, d->dB, d->n);
     KIT_CHECK(cudaMemcpy(A, d->dA, d->bytes, cudaMemcpyDeviceToHost));
     KIT_CHECK(cudaMemcpy(B, d->dB, d->bytes, cudaMemcpyDeviceToHost));
     kit_pipeline_poison(d->dA, d->dB, d->dC, C, d->n);

@@ -241,34 +241,18 @@ static void host_teardown(host_data *h)
 
 /* ---- every run's inputs, and the check of C ---------------------------------------- */
 
-static unsigned long long splitmix64(unsigned long long x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static __global__ void keyed_kernel(const unsigned int *e, unsigned int key, unsigned int *out, unsigned int n)
-{
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        out[i] = e[i] ^ key;
-}
-
 /* New inputs in A and B (the drawn ones under new keys), written by GPU 0's
  * copy engine as the runs read them (the host's cores would leave them in
  * its caches), and C all bits set. */
 static void fresh_inputs(host_data *h)
 {
-    unsigned long long k = splitmix64(h->seed ^ (0x9e3779b97f4a7c15ull * ++h->runs));
+    unsigned long long k = kit_row_draw_seed(h->seed, ++h->runs);
     h->ka = (unsigned int)k;
     h->kb = (unsigned int)(k >> 32);
     KIT_CHECK(cudaSetDevice(0));
-    keyed_kernel<<<1024, 256>>>(h->eA, h->ka, h->tmp, h->n);
-    KIT_CHECK_LAUNCH();
+    kit_keyed(h->eA, h->ka, h->tmp, h->n);
     KIT_CHECK(cudaMemcpy(h->A, h->tmp, h->bytes, cudaMemcpyDeviceToHost));
-    keyed_kernel<<<1024, 256>>>(h->eB, h->kb, h->tmp, h->n);
-    KIT_CHECK_LAUNCH();
+    kit_keyed(h->eB, h->kb, h->tmp, h->n);
     KIT_CHECK(cudaMemcpy(h->B, h->tmp, h->bytes, cudaMemcpyDeviceToHost));
     kit_parallel_fill(h->C, 0xff, h->bytes);
 }

@@ -39,18 +39,21 @@ static struct {
 } maps[256];
 static int nmaps;
 
-/* A host buffer's mapping: whole pages. */
-static size_t host_size(uint64_t size)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return size ? (size_t)((size + page - 1) / page * page) : page;
-}
-
 /* Anything the judge did not ask for as it must be asked: stop. */
 static void broken(const char *what)
 {
     fprintf(stderr, "%s: the kit's worker stopped: %s\n", kit_program, what);
     exit(KIT_EXIT_FAIL);
+}
+
+/* Notes the judge's buffer id, as this process maps it. */
+static void add_map(uint32_t id, void *base, uint64_t size, int host)
+{
+    maps[nmaps].id = id;
+    maps[nmaps].base = (char *)base;
+    maps[nmaps].size = size;
+    maps[nmaps].host = host;
+    nmaps++;
 }
 
 static void *mapped(kit_wire_ptr p, kit_reader *r)
@@ -313,7 +316,7 @@ int main(int argc, char **argv)
                             /* Registered by the kit's side (or the student's code): no longer. */
                             if (has_gpu && cudaHostUnregister(maps[i].base) != cudaSuccess)
                                 cudaGetLastError();
-                            e = munmap(maps[i].base, host_size(maps[i].size)) == 0 ? cudaSuccess
+                            e = munmap(maps[i].base, kit_host_pages(maps[i].size)) == 0 ? cudaSuccess
                                                                                      : cudaErrorInvalidValue;
                         } else {
                             e = cudaIpcCloseMemHandle(maps[i].base);
@@ -328,17 +331,13 @@ int main(int argc, char **argv)
                 kit_get_bytes(&r, &size, sizeof size);
                 if (passed < 0 || !r.ok || r.at != r.len || nmaps == (int)(sizeof maps / sizeof maps[0]))
                     broken("a host buffer the judge did not describe");
-                p = mmap(NULL, host_size(size), PROT_READ | PROT_WRITE, MAP_SHARED, passed, 0);
+                p = mmap(NULL, kit_host_pages(size), PROT_READ | PROT_WRITE, MAP_SHARED, passed, 0);
                 close(passed);
                 if (p == MAP_FAILED) {
                     answer(cudaErrorMemoryAllocation, 0, NULL);
                     break;
                 }
-                maps[nmaps].id = m.h.a;
-                maps[nmaps].base = (char *)p;
-                maps[nmaps].size = size;
-                maps[nmaps].host = 1;
-                nmaps++;
+                add_map(m.h.a, p, size, 1);
                 answer(cudaSuccess, 0, NULL);
             } else {
                 cudaIpcMemHandle_t handle;
@@ -349,13 +348,8 @@ int main(int argc, char **argv)
                 if (!r.ok || r.at != r.len || nmaps == (int)(sizeof maps / sizeof maps[0]))
                     broken("a buffer the judge did not describe");
                 e = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess);
-                if (e == cudaSuccess) {
-                    maps[nmaps].id = m.h.a;
-                    maps[nmaps].base = (char *)p;
-                    maps[nmaps].size = size;
-                    maps[nmaps].host = 0;
-                    nmaps++;
-                }
+                if (e == cudaSuccess)
+                    add_map(m.h.a, p, size, 0);
                 answer(e, 0, NULL);
             }
             break;

@@ -362,12 +362,10 @@ static inline cudaError_t kit_judge_malloc(void **p, size_t bytes)
  */
 static inline void *kit_judge_host_alloc(size_t bytes)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = (bytes + page - 1) / page * page;
+    size_t size = kit_host_pages(bytes);
     int fd;
     void *p;
 
-    if (size == 0)
-        size = page;
     fd = memfd_create("kit-host", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         kit_die(KIT_EXIT_FAIL, "the kit's judge cannot make shared host memory (memfd_create): %s", strerror(errno));
@@ -433,9 +431,7 @@ static inline cudaError_t kit_judge_free(void *p)
                 kit_judge_expect_return(&m);
             }
             if (kit_judge.buf[i].host_fd >= 0) {
-                size_t page = (size_t)sysconf(_SC_PAGESIZE);
-                size_t size = (kit_judge.buf[i].size + page - 1) / page * page;
-                munmap(kit_judge.buf[i].base, size ? size : page);
+                munmap(kit_judge.buf[i].base, kit_host_pages(kit_judge.buf[i].size));
                 close(kit_judge.buf[i].host_fd);
                 kit_judge.buf[i] = kit_judge.buf[--kit_judge.nbuf];
                 return cudaSuccess;

@@ -107,6 +107,20 @@ static inline void kit_issue_chunk(const unsigned int *A, const unsigned int *B,
     KIT_CHECK(cudaMemcpyAsync(C + first, dC + first, bytes, cudaMemcpyDeviceToHost, s));
 }
 
+/* A run's input, from the drawn one under a key: out = e ^ key (in stream
+ * 0): new numbers every run, which the kit can check from e and the key. */
+static __global__ void kit_keyed_kernel(const unsigned int *e, unsigned int key, unsigned int *out, unsigned int n)
+{
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        out[i] = e[i] ^ key;
+}
+
+static inline void kit_keyed(const unsigned int *e, unsigned int key, unsigned int *out, unsigned int n)
+{
+    kit_keyed_kernel<<<1024, 256>>>(e, key, out, n);
+    KIT_CHECK_LAUNCH();
+}
+
 /* All bits set in the device arrays and the host output; waits for it. */
 static inline void kit_pipeline_poison(unsigned int *dA, unsigned int *dB, unsigned int *dC, unsigned int *C,
                                        unsigned int n)

@@ -84,6 +84,13 @@ typedef struct {
 #define KIT_MAP_RELEASE 1
 #define KIT_MAP_HOST 2
 
+/* The bytes a host buffer of `bytes` takes: whole pages, one at least. */
+static inline size_t kit_host_pages(uint64_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return bytes ? (size_t)((bytes + page - 1) / page * page) : page;
+}
+
 /* Sends one message, and where pass_fd >= 0 that descriptor with it; 0 on
  * success, -1 (errno set) otherwise. */
 static inline int kit_msg_send_fd(int fd, uint32_t type, uint32_t a, uint32_t b, const void *payload, size_t len,
