@@ -65,8 +65,7 @@ struct lab08_out {
     X(void, lab08_run, (int traced, struct lab08_out *out))                                        \
     X(void, lab08_close, (void))                                                                   \
     X(void, lab08_peer, (int a, int b, int on, int supported, int kit, struct lab08_out *out))     \
-    X(void, lab08_reset, (int a, int b, int supported, int flaw))                                  \
-    X(void, lab08_nothing, (void))
+    X(void, lab08_reset, (int a, int b, int supported, int flaw))
 
 /*
  * The traced build (the second build of the student's file, KIT_COUNTED=1)
