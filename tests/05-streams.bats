@@ -283,6 +283,16 @@ UNITS
     assert_success
     assert_line "overlap-judged: yes"
     assert_line "pipeline-gain-judged: yes"
+    # The grader's timed runs (--focus: no timeline) judge by the clock
+    # alone: the serial is timed in full beside the focused pipeline.
+    run "$FIXTURES/default-stream" --size "$SIZE" --streams 4 --focus depth-first-4
+    assert_failure 1
+    assert_line "timeline-and-examples: left out (--focus)"
+    assert_line "pipeline-gain-judged: yes"
+    assert_output --regexp "depth-first, 4 chunks: [0-9.]+ ms against [0-9.]+ ms serial .* it won back [0-9]+% of what overlapping could"
+    run "$REF" --size "$SIZE" --streams 4 --focus depth-first-4
+    assert_success
+    assert_line "pipeline-gain-judged: yes"
 }
 
 # bats test_tags=gpu
@@ -338,6 +348,10 @@ UNITS
     assert_line "wrong-elements: 0"
     assert_line --regexp "^reps-depth-first-4: [0-9]+"
     assert_line "reps-breadth-first-4: 1"
+    assert_line "reps-serial-pageable: 1"
+    # The serial from pinned memory is timed in full too: the verdict on
+    # overlap by the clock rests on it (3 runs at least).
+    assert_line --regexp "^reps-serial-pinned: ([3-9]|[1-9][0-9]+)$"
     refute_line --regexp "^(units-|timeline-chunks|overlap-judged)"
     assert_output --partial "the timeline (and its overlap) is not judged in this run"
     run "$REF" --size 1M --streams 4 --focus depth-first-4 --timeline "$BATS_TEST_TMPDIR/tl.csv"

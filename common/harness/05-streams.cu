@@ -1206,7 +1206,7 @@ int main(int argc, char **argv)
          "write the timeline as CSV (chunk, operation, stream, start and end in ms)", 0, 0, NULL},
     };
     unsigned long long work = 0;
-    int auto_work = 0, pass = 1, alloc_ok, streams_ok = 1, best = -1, queues, plain_rows = 0;
+    int auto_work = 0, pass = 1, alloc_ok, streams_ok = 1, best = -1, best_focused = 0, queues, plain_rows = 0;
     data_t d;
     run_t r;
     kit_policy policy;
@@ -1300,7 +1300,11 @@ int main(int argc, char **argv)
     part[1] = work ? time_part(&d, KERNEL, &policy) : part_plain_kernel;
     nvtxRangePop();
 
-    /* 1. The serial versions. */
+    /* 1. The serial versions. Under --focus on a depth-first row (the
+     * grader's timed runs) the serial from pinned memory is timed in full
+     * as well: the verdict on overlap by the clock rests on both. */
+    if (kit_focus && strncmp(kit_focus, "depth-first-", 12) == 0)
+        kit_focus_also = "serial-pinned";
     r.v = SERIAL_PAGEABLE;
     kit_row_name(&serial_rows[0], "serial-pageable", NULL, "serial, pageable memory");
     measure(&r, &serial_rows[0], &policy);
@@ -1316,15 +1320,20 @@ int main(int argc, char **argv)
         snprintf(key, sizeof key, "depth-first-%d", chunks[i]);
         kit_row_name(&df[i], key, PIPELINE_TODOS, "depth-first, %d chunks", chunks[i]);
         df_early[i] = measure(&r, &df[i], &policy);
+        int focused = kit_focus && strcmp(kit_focus, key) == 0;
         r.v = BREADTH_FIRST;
         snprintf(key, sizeof key, "breadth-first-%d", chunks[i]);
         kit_row_name(&bf[i], key, PIPELINE_TODOS, "breadth-first, %d chunks", chunks[i]);
         bf_early[i] = measure(&r, &bf[i], &policy);
         close_job(&r);
         ideal[i] = ideal_of(part, chunks[i], dev.copy_engines);
-        if (df[i].timed && df[i].t.bad_runs == 0 && df[i].wrong == 0 &&
-            (best < 0 || df[i].t.median_ms < df[best].t.median_ms))
+        /* The fastest verified one; under --focus the focused one, the
+         * only one timed until steady. */
+        if (df[i].timed && df[i].t.bad_runs == 0 && df[i].wrong == 0 && !best_focused &&
+            (best < 0 || focused || df[i].t.median_ms < df[best].t.median_ms)) {
             best = i;
+            best_focused = focused;
+        }
     }
 
     /* 2. The course's plain kernel: serial and the best N, depth-first. */

@@ -118,14 +118,14 @@ static inline kit_policy kit_policy_default(int reps)
 }
 
 /* The policy for the row KEY: p, or one timed run where --focus names
- * another row. */
+ * another row (and kit_focus_also does not name this one). */
 static inline kit_policy kit_policy_for(const kit_policy *p, const char *key)
 {
     kit_policy q = *p;
     if (kit_focus && key) {
         if (strcmp(kit_focus, key) == 0)
             kit_focus_seen = 1;
-        else
+        else if (!kit_focus_also || strcmp(kit_focus_also, key) != 0)
             q.reps = 1;
     }
     return q;
