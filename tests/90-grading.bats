@@ -299,18 +299,21 @@ EOF
     [ "$(gpu_mode_for 01-coalescing)" = -x ]
 }
 
-@test "GPU lock: Lab 05's runs hold the GPU alone, checked runs too (their verdict judges overlap); the other labs' checked runs share it" {
+@test "GPU lock: Labs 05 and 08's runs hold the GPU alone, checked runs too (their verdicts rest on times); the other labs' checked runs share it" {
     grade_lib
     conf_load "$KIT_ROOT/common/grade/grading.conf"
     local lab
     for lab in $(kit_labs "$KIT_ROOT"); do
-        if [ "$lab" = 05-streams ]; then
-            [ "$(gpu_mode_for "$lab")" = -x ] || fail "$lab: $(gpu_mode_for "$lab")"
-        else
-            [ "$(gpu_mode_for "$lab")" = -s ] || fail "$lab: $(gpu_mode_for "$lab")"
-        fi
+        case $lab in
+        05-streams | 08-multi-gpu)
+            [ "$(gpu_mode_for "$lab")" = -x ] || fail "$lab: $(gpu_mode_for "$lab")" ;;
+        *)
+            [ "$(gpu_mode_for "$lab")" = -s ] || fail "$lab: $(gpu_mode_for "$lab")" ;;
+        esac
     done
-    # Where the harness judges overlap in a checked run, the lab says so.
+    # Where the harness judges overlap or scaling by times in a checked
+    # run, the lab says so.
+    grep -q 'host links carry' "$KIT_ROOT/common/harness/08-multi-gpu.cu"
     grep -q 'copies ran beside kernels for only' "$KIT_ROOT/common/harness/05-streams.cu"
 }
 

@@ -73,11 +73,13 @@
  * GAIN_OVER_PATH times the cost of the clock's own path (path_ms), and the
  * kit's own pipeline wins back at least
  * MIN_KIT_GAIN_SHARE of it (small chunks of a few MB lose it to each
- * operation's fixed cost), from MIN_GAIN_REPS timed runs or more whose
- * middle half spans at most MAX_GAIN_SPREAD of the median (a GPU shared
- * with other programs, or a single run, judges no one: 2 H200s, 6.9M
- * elements, --reps 1, the reference once won back 45% against the kit's
- * 98%). On an H100 at the default size both win back
+ * operation's fixed cost), from MIN_GAIN_REPS timed runs or more of each
+ * (a single run judges no one: 2 H200s, 6.9M elements, --reps 1, the
+ * reference once won back 45% against the kit's 98%). All three times are
+ * the fastest of their runs: what another program on the GPU, or a file
+ * that makes its own times wander, adds to a run cannot lower them (an
+ * H100, 8M elements: the serial's runs spanned 3.1 to 4.3 ms, and a median
+ * judged no one). On an H100 at the default size both win back
  * about 85%; a pipeline whose copies and kernels wait for each other,
  * about 10%. */
 #define MIN_SHARE_OF_GAIN 0.5
@@ -86,7 +88,6 @@
 #define MIN_KIT_GAIN_SHARE 0.3
 #define MIN_GAIN_MS 1.0
 #define MIN_GAIN_REPS 3
-#define MAX_GAIN_SPREAD 0.15
 /* WSL 2: the kit's own 4-chunk pipeline overlapped if it took less than
  * this share of its three parts in turn (three equal parts: 0.5 with two
  * copy engines, 0.75 with one). */
@@ -557,7 +558,7 @@ static double kit_pipeline_ms(data_t *d, int nchunks, const kit_policy *policy, 
     *wrong += m.bad_runs;
     for (int i = 0; i < nchunks; i++)
         KIT_CHECK(cudaStreamDestroy(k.s[i]));
-    return m.median_ms;
+    return m.min_ms; /* the fastest run: the verdict by the clock compares fastest runs */
 }
 
 /* What the judge's own path costs: a call that does nothing, timed as a
@@ -1411,19 +1412,20 @@ int main(int argc, char **argv)
     int gain_asked = best >= 0 && chunks[best] >= 2;
     double path = gain_asked ? path_ms() : 0.0;
     double t_kit = gain_asked ? kit_pipeline_ms(&d, chunks[best], &policy, &kit_pipeline_wrong) : 0.0;
-    /* Times to judge by: several runs each, and steady (a GPU shared with
-     * other work, or one run, tells nothing). */
-    int gain_steady = gain_asked && df[best].t.reps >= MIN_GAIN_REPS && serial_rows[1].t.reps >= MIN_GAIN_REPS &&
-                      df[best].t.spread <= MAX_GAIN_SPREAD && serial_rows[1].t.spread <= MAX_GAIN_SPREAD;
-    double t_best_net = t_best - path > 0 ? t_best - path : 0.0;
-    double gain_possible = best >= 0 ? t_serial - ideal[best] : 0.0;
-    double gain_share = gain_possible > 0 ? (t_serial - t_best_net) / gain_possible : 0.0;
-    double kit_gain_share = gain_possible > 0 ? (t_serial - t_kit) / gain_possible : 0.0;
+    /* Times to judge by: the fastest of several runs each (one run tells
+     * nothing; what anything else adds to a run cannot lower the fastest). */
+    int gain_runs = gain_asked && df[best].t.reps >= MIN_GAIN_REPS && serial_rows[1].t.reps >= MIN_GAIN_REPS;
+    double g_serial = serial_rows[1].timed ? serial_rows[1].t.min_ms : 0.0;
+    double g_best = best >= 0 ? df[best].t.min_ms : 0.0;
+    double g_best_net = g_best - path > 0 ? g_best - path : 0.0;
+    double gain_possible = best >= 0 ? g_serial - ideal[best] : 0.0;
+    double gain_share = gain_possible > 0 ? (g_serial - g_best_net) / gain_possible : 0.0;
+    double kit_gain_share = gain_possible > 0 ? (g_serial - t_kit) / gain_possible : 0.0;
     double gain_need = MIN_SHARE_OF_GAIN * kit_gain_share;
     int gain_judged = gain_asked && queues != 1 && dev.copy_engines >= 1 && !platform_cannot_overlap &&
-                      !kit_under_sanitizer() && gain_possible >= MIN_GAIN_OF_SERIAL * t_serial &&
+                      !kit_under_sanitizer() && gain_possible >= MIN_GAIN_OF_SERIAL * g_serial &&
                       gain_possible >= GAIN_OVER_PATH * path && gain_possible >= MIN_GAIN_MS &&
-                      kit_gain_share >= MIN_KIT_GAIN_SHARE && gain_steady;
+                      kit_gain_share >= MIN_KIT_GAIN_SHARE && gain_runs;
     for (int i = 0; i < 4; i++)
         gbs[i] = d.bytes / (bw[i] * 1e6);
 
@@ -1699,28 +1701,26 @@ int main(int argc, char **argv)
     }
 
     if (gain_judged && gain_share < gain_need) {
-        fprintf(stderr, "%s: depth-first, %d chunks: %.3f ms against %.3f ms serial from pinned memory and an "
-                        "ideal of %.3f ms: it won back %.0f%% of what overlapping could, the kit's own pipeline "
-                        "%.0f%% (at least half of that needed): do the chunks' copies and kernels run beside "
-                        "each other? (TODO(4))\n",
-                kit_program, chunks[best], t_best, t_serial, ideal[best], 100.0 * gain_share,
+        fprintf(stderr, "%s: depth-first, %d chunks: %.3f ms at its fastest against %.3f ms serial from pinned "
+                        "memory and an ideal of %.3f ms: it won back %.0f%% of what overlapping could, the kit's "
+                        "own pipeline %.0f%% (at least half of that needed): do the chunks' copies and kernels "
+                        "run beside each other? (TODO(4))\n",
+                kit_program, chunks[best], g_best, g_serial, ideal[best], 100.0 * gain_share,
                 100.0 * kit_gain_share);
         pass = 0;
     } else if (gain_asked && !gain_judged && !platform_cannot_overlap && !kit_under_sanitizer() && queues != 1) {
-        if (!gain_steady)
-            fprintf(stderr, "%s: note: the pipeline's time is not judged: %s\n", kit_program,
-                    df[best].t.reps < MIN_GAIN_REPS || serial_rows[1].t.reps < MIN_GAIN_REPS
-                        ? "too few timed runs (--reps 3 or more)"
-                        : "its times were not steady (another program on the GPU?)");
-        else if (gain_possible < MIN_GAIN_MS || gain_possible < MIN_GAIN_OF_SERIAL * t_serial ||
+        if (!gain_runs)
+            fprintf(stderr, "%s: note: the pipeline's time is not judged: too few timed runs (--reps 3 or more)\n",
+                    kit_program);
+        else if (gain_possible < MIN_GAIN_MS || gain_possible < MIN_GAIN_OF_SERIAL * g_serial ||
                  gain_possible < GAIN_OVER_PATH * path)
             fprintf(stderr, "%s: note: the pipeline's time is not judged: overlap could save only %.3f of the "
                             "%.3f ms serial here, too little for one run's clock to tell (--size larger)\n",
-                    kit_program, gain_possible, t_serial);
+                    kit_program, gain_possible, g_serial);
         else
             fprintf(stderr, "%s: note: the pipeline's time is not judged: the kit's own pipeline of %d chunks "
                             "won back only %.0f%% of what overlapping could here (%.3f of %.3f ms)\n",
-                    kit_program, chunks[best], 100.0 * kit_gain_share, t_serial - t_kit, gain_possible);
+                    kit_program, chunks[best], 100.0 * kit_gain_share, g_serial - t_kit, gain_possible);
     }
     if (kit_pipeline_wrong)
         pass = 0;
