@@ -568,6 +568,9 @@ EOF
     if command -v gnuplot >/dev/null 2>&1; then
         assert_line --partial "figure 05-streams-timeline-reference-depth-first: copy in (host to device) | kernel | copy out (device to host)"
         assert_line --partial "figure 05-streams-timeline-student-depth-first: copy in (host to device) | kernel | copy out (device to host)"
+        # Both orders, from the programs' own traced runs.
+        assert_line --partial "figure 05-streams-timeline-reference-breadth-first: copy in (host to device) | kernel | copy out (device to host)"
+        assert_line --partial "figure 05-streams-timeline-student-breadth-first: copy in (host to device) | kernel | copy out (device to host)"
     else
         grep -q 'copy in (host to device)' "$k/build/report/report.html" || fail "no timeline table"
     fi

@@ -628,7 +628,9 @@ static void trace_broken(void)
             kit_program);
 }
 
-static void traced_run(run_t *r, int nchunks, timeline_t *tl)
+/* Runs version v (depth-first: the one judged; breadth-first: drawn beside
+ * it with --timeline) once in the traced build and records its timeline. */
+static void traced_run(run_t *r, int nchunks, enum version v, timeline_t *tl)
 {
     data_t *d = r->d;
     unsigned long long *dspans, cap = d->n / 32 + 1;
@@ -637,9 +639,9 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
     memset(tl, 0, sizeof *tl);
     tl->nchunks = nchunks;
     open_job(r, nchunks);
-    r->v = DEPTH_FIRST;
+    r->v = v;
     r->traced = 1;
-    r->name = "the traced run";
+    r->name = v == DEPTH_FIRST ? "the traced run" : "the traced breadth-first run";
     r->early = 0;
     r->told = 0;
     nvtxRangePushA("traced run");
@@ -651,8 +653,9 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
 
     KIT_CHECK(cudaMalloc((void **)&dspans, cap * sizeof(kit_block_span)));
     poison(r);
-    remote->lab05_trace(d->sA, d->sB, d->sC, d->dA, d->dB, d->dC, d->n, nchunks, LAB05_DEPTH_FIRST,
-                        kit_vector_knobs_now.work, dspans, cap, o);
+    remote->lab05_trace(d->sA, d->sB, d->sC, d->dA, d->dB, d->dC, d->n, nchunks,
+                        v == DEPTH_FIRST ? LAB05_DEPTH_FIRST : LAB05_BREADTH_FIRST, kit_vector_knobs_now.work,
+                        dspans, cap, o);
     note_early(r, o->early);
     tl->wrong += check_run(r);
     nvtxRangePop();
@@ -683,6 +686,31 @@ static void traced_run(run_t *r, int nchunks, timeline_t *tl)
 static double overlap_possible(const timeline_t *tl)
 {
     return kit_overlap_possible(tl->spans, tl->nspans, tl->nchunks, tl->uncertainty_ms);
+}
+
+/* Writes tl's operations as rows of --timeline's CSV: each chunk numbered in
+ * the order of its records, times from the run's first operation. */
+static void write_timeline(FILE *f, const timeline_t *tl, const char *order)
+{
+    long long *rows = (long long *)kit_host_alloc(sizeof(long long) * (size_t)(tl->nspans + 1));
+    int nrows = 0;
+    for (int i = 0; i < tl->nspans; i++) {
+        int seen = 0;
+        for (int j = 0; j < nrows; j++)
+            seen |= rows[j] == tl->spans[i].row;
+        if (!seen)
+            rows[nrows++] = tl->spans[i].row;
+    }
+    qsort(rows, (size_t)nrows, sizeof *rows, kit_cmp_ll);
+    for (int i = 0; i < tl->nspans; i++) {
+        int chunk = 0;
+        while (rows[chunk] != tl->spans[i].row)
+            chunk++;
+        fprintf(f, "%d,%s,%d,%.6f,%.6f,\"%s, %d chunks\"\n", chunk, kit_op_name[tl->spans[i].op],
+                tl->spans[i].stream, tl->spans[i].start - tl->raw.first_ms, tl->spans[i].end - tl->raw.first_ms,
+                order, tl->nchunks);
+    }
+    free(rows);
 }
 
 /* ---- the order each pipeline issued its copies (the traced build) ---------------- */
@@ -1214,7 +1242,7 @@ int main(int argc, char **argv)
     kit_row serial_rows[2], df[KIT_COUNT(sweep)], bf[KIT_COUNT(sweep)], plain[2];
     long long df_early[KIT_COUNT(sweep)], bf_early[KIT_COUNT(sweep)], plain_early = 0;
     double part[3], part_plain_kernel, bw[4], ideal[KIT_COUNT(sweep)];
-    timeline_t tl;
+    timeline_t tl, tl_bf; /* the traced runs: depth-first (judged), breadth-first (--timeline) */
     issue_order_t order[2];
     int order_chunks = 0;
     experiments_t x;
@@ -1362,10 +1390,14 @@ int main(int argc, char **argv)
      */
     brief = kit_focus != NULL && timeline_path == NULL;
     memset(&tl, 0, sizeof tl);
+    memset(&tl_bf, 0, sizeof tl_bf);
     memset(&x, 0, sizeof x);
     memset(order, 0, sizeof order);
     if (best >= 0 && !brief) {
-        traced_run(&r, chunks[best], &tl);
+        traced_run(&r, chunks[best], DEPTH_FIRST, &tl);
+        /* The same chunks issued breadth-first, for the picture beside it. */
+        if (timeline_path)
+            traced_run(&r, chunks[best], BREADTH_FIRST, &tl_bf);
         /* The order each pipeline issued its copies, at the best N (4 if
          * that is one chunk: one chunk has no order). */
         order_chunks = chunks[best] >= 2 ? chunks[best] : 4;
@@ -1525,25 +1557,10 @@ int main(int argc, char **argv)
     }
     if (timeline_path && tl.done) {
         FILE *f = kit_csv_open(timeline_path);
-        long long *rows = (long long *)kit_host_alloc(sizeof(long long) * (size_t)(tl.nspans + 1));
-        int nrows = 0;
-        for (int i = 0; i < tl.nspans; i++) {
-            int seen = 0;
-            for (int j = 0; j < nrows; j++)
-                seen |= rows[j] == tl.spans[i].row;
-            if (!seen)
-                rows[nrows++] = tl.spans[i].row;
-        }
-        qsort(rows, (size_t)nrows, sizeof *rows, kit_cmp_ll);
-        fprintf(f, "chunk,operation,stream,start_ms,end_ms\n");
-        for (int i = 0; i < tl.nspans; i++) {
-            int chunk = 0;
-            while (rows[chunk] != tl.spans[i].row)
-                chunk++;
-            fprintf(f, "%d,%s,%d,%.6f,%.6f\n", chunk, kit_op_name[tl.spans[i].op], tl.spans[i].stream,
-                    tl.spans[i].start - tl.raw.first_ms, tl.spans[i].end - tl.raw.first_ms);
-        }
-        free(rows);
+        fprintf(f, "chunk,operation,stream,start_ms,end_ms,version\n");
+        write_timeline(f, &tl, "depth-first");
+        if (tl_bf.done)
+            write_timeline(f, &tl_bf, "breadth-first");
         kit_csv_close(f);
     }
 
@@ -1658,7 +1675,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < plain_rows; i++)
         pass &= kit_row_ok(&plain[i], n);
-    if (tl.wrong || x.four_way_wrong)
+    if (tl.wrong || tl_bf.wrong || x.four_way_wrong)
         pass = 0;
     for (int i = 0; i < 2; i++)
         if (order[i].judged && !order[i].right) {
@@ -1726,6 +1743,7 @@ int main(int argc, char **argv)
         pass = 0;
 
     free(tl.spans);
+    free(tl_bf.spans);
     data_teardown(&d);
     return kit_finish(pass);
 }
