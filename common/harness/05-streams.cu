@@ -1232,7 +1232,9 @@ int main(int argc, char **argv)
          "hardware queues (sets CUDA_DEVICE_MAX_CONNECTIONS; default 8; 1 is Fermi's single queue)", 1, 32,
          NULL},
         {"--timeline", KIT_OPT_STRING, &timeline_path, "FILE",
-         "write the timeline as CSV (chunk, operation, stream, start and end in ms)", 0, 0, NULL},
+         "write the timelines as CSV (chunk, operation, stream, start and end in ms, and the version: "
+         "depth-first and breadth-first)",
+         0, 0, NULL},
     };
     unsigned long long work = 0;
     int auto_work = 0, pass = 1, alloc_ok, streams_ok = 1, best = -1, best_focused = 0, queues, plain_rows = 0;
