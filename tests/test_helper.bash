@@ -120,8 +120,10 @@ KIT_MIN_MULTI_GPU_FRACTION_OF_LINKS=0.85
 # Lab 08: two GPUs against one, one stream each, copies included, where
 # each has its own host link (all at once the links move at least
 # KIT_MIN_HOST_LINK_SCALING times one GPU's bytes): two H200s on their own
-# PCIe links.
-KIT_MIN_MULTI_GPU_SPEEDUP=1.8
+# PCIe links gave 1.75-1.96x over a day's runs (2026-11-27), once 1.77x
+# against 1.8 needed, with the links at 1.87x: each GPU's copies and
+# kernel still take their own fixed cost.
+KIT_MIN_MULTI_GPU_SPEEDUP=1.6
 KIT_MIN_HOST_LINK_SCALING=1.8
 # Lab 08: a kernel reading the other GPU's memory against its own (HBM is
 # faster than any link between GPUs).
