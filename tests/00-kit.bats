@@ -209,6 +209,24 @@ CASES
     done
 }
 
+@test "kit: --focus times its row until steady and the others once, and a row the lab names beside it in full too" {
+    # Lab 05's timed runs in grading: --focus depth-first-8 must time the
+    # serial from pinned memory in full as well, or its verdict on overlap
+    # by the clock has one run of it and judges no one.
+    run "$UNIT" focus depth-first-8 serial-pinned depth-first-8 serial-pinned serial-pageable breadth-first-8
+    assert_success
+    assert_line "depth-first-8: 0"
+    assert_line "serial-pinned: 0"
+    assert_line "serial-pageable: 1"
+    assert_line "breadth-first-8: 1"
+    assert_line "focus-seen: yes"
+    # Without the row beside it, the serial gets one run; a focus that names
+    # no row is seen by none.
+    run "$UNIT" focus depth-first-8 - serial-pinned
+    assert_line "serial-pinned: 1"
+    assert_line "focus-seen: no"
+}
+
 @test "kit: the judge's host memory reaches its worker whole, and the worker can neither shrink nor grow it; a descriptor nobody asked for is closed" {
     # Labs 05 and 08: the host arrays are the judge's (a sealed memfd)
     # and the worker maps them (kit_judge.h, kit_proto.h). Without the

@@ -24,6 +24,9 @@
  *                                         the share of the kernels' time copies could
  *                                         run beside (kit_timeline.h) in a pipeline of
  *                                         CHUNKS chunks of these times (ms)
+ *   kit-unit focus FOCUS ALSO KEY...      the runs each row KEY gets under --focus FOCUS
+ *                                         with kit_focus_also ALSO (- for none): 0 until
+ *                                         steady, 1 once (kit_policy_for)
  *   kit-unit host-share                   the judge's shared host memory
  *                                         (kit_judge_host_alloc) handed to a child
  *                                         over the kit's socket (kit_proto.h), as the
@@ -177,6 +180,13 @@ int main(int argc, char **argv)
         }
         printf("%.4f\n", kit_overlap_possible(sp, 3 * n, n, atof(argv[6])));
         free(sp);
+    } else if (strcmp(cmd, "focus") == 0 && argc >= 5) {
+        kit_policy p = kit_policy_default(0);
+        kit_focus = argv[2];
+        kit_focus_also = strcmp(argv[3], "-") == 0 ? NULL : argv[3];
+        for (int i = 4; i < argc; i++)
+            printf("%s: %d\n", argv[i], kit_policy_for(&p, argv[i]).reps);
+        printf("focus-seen: %s\n", kit_focus_seen ? "yes" : "no");
     } else if (strcmp(cmd, "host-share") == 0 && argc == 2) {
         /* The judge's memory, a pattern in it, handed over with its descriptor. */
         size_t bytes = (1u << 20) + 12;
@@ -247,7 +257,7 @@ int main(int argc, char **argv)
         }
     } else {
         kit_die(KIT_EXIT_USAGE, "usage: kit-unit parse-size|np|default-size|expected-distinct|"
-                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible|host-share "
+                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible|focus|host-share "
                                 "ARGS (see the source)");
     }
     return 0;
