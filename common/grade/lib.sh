@@ -709,8 +709,8 @@ gpu_run_mode=-s
 # gpu_mode_for LAB: how a run of LAB that times nothing holds the GPU:
 # alone (-x) under CUDA MPS, or where the lab's verdict rests on times even
 # in its checked runs (runs-alone = yes: Lab 05 judges its streams'
-# overlap, which another program's kernels beside it would break); else
-# shared (-s).
+# overlap, which another program's kernels beside it would break, and Lab
+# 08 its scaling over the GPUs by the clock); else shared (-s).
 gpu_mode_for() {
     if [ "$gpu_run_mode" = -x ] || [ "$(conf_get "$1" runs-alone)" = yes ]; then
         printf '%s' -x

@@ -12,9 +12,10 @@
  *   2. the student's pipeline, depth-first and breadth-first, for 2, 3, 4,
  *      8, 16 and 32 chunks (--streams N: one N), against its ideal; then
  *      the same with the course's plain kernel;
- *   3. a timeline of the fastest depth-first pipeline from the student's
- *      traced build (kit_timeline.h): when each copy and kernel ran, how
- *      long copies ran beside kernels;
+ *   3. a timeline of the fastest depth-first pipeline (under --focus, of
+ *      the focused one) from the student's traced build (kit_timeline.h):
+ *      when each copy and kernel ran, how long copies ran beside kernels;
+ *      with --timeline, the same chunks issued breadth-first too;
  *   4. the course's scheduling examples, the kit's own: two kernels per
  *      stream that each fill half the GPU, issued depth-first and
  *      breadth-first (and the course's unequal pair); a copy out blocked
