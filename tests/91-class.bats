@@ -99,6 +99,9 @@ has_gpu() { kit_query --check >/dev/null; }
     broken "$subs/gil"$'\n'"ana"
     broken "$subs/hal x"
     broken "$subs/hal_x"
+    # Names a spreadsheet would take for formulas.
+    broken "$subs/+A1+A2"
+    broken "$subs/@A1"
     # A damaged archive, and a symbolic link for a submission.
     echo "not an archive" >"$subs/ivy.tar.gz"
     ln -s "$KIT_ROOT/solutions" "$subs/jon"
@@ -131,9 +134,20 @@ has_gpu() { kit_query --check >/dev/null; }
     for s in gil_ana hal_x hal_x-2; do
         [[ "$(reason $s)" == "does not compile"* ]] || fail "$s: $(reason $s)"
     done
+    # The formula names are graded, and no cell of the class's CSV files
+    # starts a formula (read with a CSV parser).
+    [[ "$(reason "'+A1+A2")" == "does not compile"* ]] || fail "+A1+A2: $(reason "'+A1+A2")"
+    [[ "$(reason "'@A1")" == "does not compile"* ]] || fail "@A1: $(reason "'@A1")"
+    run python3 -c 'import csv, sys
+bad = [(f, c) for f in sys.argv[1:] for row in csv.reader(open(f, newline="")) for c in row
+       if c[:1] in ("=", "+", "@", "\t", "\r") or (c[:1] == "-" and c != "-")]
+print("cells that start a formula:", bad)' "$out/class.csv" "$labs"
+    assert_output "cells that start a formula: []"
+    run grep -c "A1" "$out/class.csv"
+    assert_output 2
     # Nobody else was graded twice, or merged.
     [ "$(grep -c '^"ana",' "$labs")" = 1 ]
-    [ "$(wc -l <"$out/class.csv")" = 11 ]
+    [ "$(wc -l <"$out/class.csv")" = 13 ]
     # The roster's IDs and names in the reports, and in roster.csv.
     run cat "$out/class.csv"
     assert_line --regexp '^ana,s001,'
