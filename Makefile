@@ -362,8 +362,9 @@ lab: need-nvcc need-lab-name
 	    $(BUILD)/solutions/$(lab_dir)/$(call name_of,$(lab_dir))
 	@echo "built $(lab_dir): make run LAB=$(lab_dir) runs your copy, make check LAB=$(lab_dir) grades it"
 
-# A GPU is asked for first, except to print the options (ARGS=--help).
-run: need-lab-name $(if $(filter --help -h,$(ARGS)),,need-gpu) need-lab
+# A GPU is asked for first, except to print the options (ARGS=--help) or
+# to check Lab 04's calculator alone (ARGS=--calculator-only).
+run: need-lab-name $(if $(filter --help -h --calculator-only,$(ARGS)),,need-gpu) need-lab
 	$(PROGRAM) $(ARGS)
 
 # compute-sanitizer: SANITIZER, else on PATH, beside nvcc, or where the

@@ -79,6 +79,11 @@ kit_sources() {
     CUDA_VISIBLE_DEVICES="" run make -s -C "$KIT_ROOT" --no-print-directory run LAB=01 ARGS=--help
     assert_success
     assert_output --partial "usage: coalescing"
+    # Nor does Lab 04's calculator alone, as its handout says.
+    CUDA_VISIBLE_DEVICES="" run make -s -C "$KIT_ROOT" --no-print-directory run LAB=04 REF=1 ARGS=--calculator-only
+    assert_success
+    assert_line "result: PASS"
+    refute_output --partial "needs a GPU"
 }
 
 @test "kit: make check LAB=01 builds Lab 01's reference and kit-query, nothing else, and says so" {

@@ -490,7 +490,7 @@ int main(int argc, char **argv)
                    banks[i].wavefronts == banks[i].expect ? "ok" : "DIFFERS");
         printf("(32 banks of 4 bytes for a whole warp; lanes reading one word share it; 8-byte\n"
                "accesses are served a half-warp at a time: at least 2 wavefronts)\n\n");
-        printf("Part 3: %s rows of %d floats (%d bytes: no multiple of 128), each doubled in place\n\n",
+        printf("Part 3: %s rows of %d floats (%d bytes: no multiple of 128), each doubled into a second array\n\n",
                kit_grouped(prow), PITCH_COLS, PITCH_COLS * 4);
         printf("%-26s %12s %10s %12s %12s  %s\n", "allocation", "pitch (B)", "time (ms)", "ld seg/req",
                "st seg/req", "check");

@@ -52,7 +52,7 @@ void launch_semi_coalesced_access(const float *A, const float *B, float *C, unsi
 
 /*
  * TODO(3) Predict, before you run the sweep, the largest G (a power of two)
- * that stays close to the coalesced time on this GPU. A model to start
+ * that stays within 2x of the coalesced time on this GPU. A model to start
  * from: each warp keeps coming back to its own group of G segments, in A
  * and in B, so grouping stays cheap while the groups of all the warps that
  * are resident on an SM at once fit together in that SM's L1. How many

@@ -119,8 +119,8 @@ void wait_for_chunks(const struct vector_pipeline *p)
  * time) and breadth-first (one stage at a time). In what order does each
  * queue the chunks' copies in, kernels and copies out? Both return only
  * when C is complete on the host. The kit reads the order your code queued
- * its copies in; with one hardware queue the two orders take different
- * times (the handout's question 9).
+ * its copies in; with one hardware queue the course predicts different
+ * times for the two orders (the handout's question 9).
  */
 void pipeline_depth_first(const struct vector_pipeline *p)
 {

@@ -19,7 +19,7 @@
  * arrays (in[i], partial[t] = ...).
  */
 
-/* ======== Part 1: Little's law ============================================ */
+/* ======== Part 3: Little's law ============================================ */
 
 /*
  * The course (notes 001, "latency hiding"): to keep a pipeline busy, the
@@ -59,7 +59,7 @@ void littles_law(const gpu_facts *g, in_flight *r)
         r->loads_per_thread = 1;
 }
 
-/* ======== Part 2: thread-level against instruction-level parallelism ===== */
+/* ======== Parts 4 and 5: thread-level against instruction-level parallelism */
 
 /*
  * sum_tlp: a streaming kernel with one load in flight per thread. Thread t
