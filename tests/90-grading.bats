@@ -456,6 +456,16 @@ wait_for_line() {
     assert_output "FAIL|floods its output (more than 64 KiB)|"
     run j 139 "" "" ""
     assert_output "FAIL|crashed (signal SIGSEGV)|"
+    # A worker that kills its judge (it can, as the same user without the
+    # sandbox) leaves no verdict in the channel: FAIL, never a pass.
+    run_seconds=2.50
+    run j 137 'lab: 01-coalescing\nseed: 5\n' "" ""
+    assert_output "FAIL|was killed (signal SIGKILL) after 2.50 s, before its 30 s limit|"
+    # Killed at its limit, it timed out.
+    run_seconds=30.02
+    run j 137 "" "" ""
+    assert_output "FAIL|timed out after 30 s|"
+    unset run_seconds
     run j 1 "" "" "coalescing: CUDA error cudaErrorIllegalAddress: an illegal memory access was encountered\n"
     assert_output --partial "FAIL|out-of-bounds memory access|CUDA error cudaErrorIllegalAddress"
     run j 1 "" "" "coalescing: CUDA error cudaErrorLaunchFailure: unspecified launch failure\n"

@@ -241,8 +241,10 @@ run_one() {
     exec {rfd}>&-
     [ -z "$own_hold" ] || gpu_unlock
     sb_extra=()
+    run_seconds=""
+    [ -z "$started" ] || run_seconds=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
     log "run $runs ($who): ${mode:+compute-sanitizer }$(basename "$prog") $args"
-    log "  exit status $run_rc${started:+ after $(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') s}"
+    log "  exit status $run_rc${run_seconds:+ after $run_seconds s}"
 }
 
 # judge_probe LAB...: decides judge_mode before the first run: "judge"

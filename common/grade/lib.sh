@@ -537,13 +537,18 @@ read_channel() {
 # judge RC RUNDIR LIMIT_S CAP_KIB LAB SEED: the verdict of a finished run,
 # from its exit status and the harness's channel; what went wrong (what)
 # and the kit's own first words about it (detail). stdout is never read.
+# run_seconds, where set, is how long the run took: a SIGKILL well before
+# the limit was no timeout (a worker that killed its judge, say).
 judge() {
     local rc=$1 dir=$2 limit=$3 cap=$4 lab=$5 seed=$6
     verdict=FAIL what="" detail=""
     detail=$(grep -v -m1 ': note: ' "$dir/err" 2>/dev/null | sed -E 's/^[a-z0-9_-]+: //')
     detail=$(one_line "${detail:0:300}")
     read_channel "$dir/result"
-    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    if [ "$rc" = 137 ] && [ -n "${run_seconds:-}" ] &&
+        awk -v t="$run_seconds" -v l="$limit" 'BEGIN { exit !(t < l - 1) }'; then
+        what="was killed (signal SIGKILL) after $run_seconds s, before its $limit s limit" detail=""
+    elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         what="timed out after ${limit} s" detail=""
     elif [ "$rc" = 153 ] || [ "$(stat -c %s "$dir/out")" -ge $((cap * 1024)) ] ||
         [ "$(stat -c %s "$dir/err")" -ge $((cap * 1024)) ] ||
