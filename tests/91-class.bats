@@ -138,11 +138,18 @@ has_gpu() { kit_query --check >/dev/null; }
     # starts a formula (read with a CSV parser).
     [[ "$(reason "'+A1+A2")" == "does not compile"* ]] || fail "+A1+A2: $(reason "'+A1+A2")"
     [[ "$(reason "'@A1")" == "does not compile"* ]] || fail "@A1: $(reason "'@A1")"
-    run python3 -c 'import csv, sys
-bad = [(f, c) for f in sys.argv[1:] for row in csv.reader(open(f, newline="")) for c in row
+    formulas() {
+        python3 -c 'import csv, sys
+bad = [c for f in sys.argv[1:] for row in csv.reader(open(f, newline="")) for c in row
        if c[:1] in ("=", "+", "@", "\t", "\r") or (c[:1] == "-" and c != "-")]
-print("cells that start a formula:", bad)' "$out/class.csv" "$labs"
+print("cells that start a formula:", bad)' "$@"
+    }
+    run formulas "$out/class.csv" "$labs"
     assert_output "cells that start a formula: []"
+    # Negative control: the same names unescaped are found.
+    printf 'student,points\n+A1+A2,0\n@A1,0\n' >"$t/unescaped.csv"
+    run formulas "$t/unescaped.csv"
+    assert_output "cells that start a formula: ['+A1+A2', '@A1']"
     run grep -c "A1" "$out/class.csv"
     assert_output 2
     # Nobody else was graded twice, or merged.
