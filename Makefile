@@ -95,7 +95,10 @@ REFERENCE := $(addprefix $(BUILD)/solutions/,$(PROGS))
 FIXTURES := $(patsubst tests/fixtures/%.sed,$(BUILD)/tests/fixtures/%,$(wildcard tests/fixtures/lab[0-9][0-9]/*.sed))
 TOOLS := $(BUILD)/bin/kit-query
 # What only the tests need: make test builds them, make does not.
-TEST_TOOLS := $(BUILD)/tests/kit-unit $(BUILD)/tests/kit-query-sm75 $(FIXTURES)
+# The hostile fixtures (hostile-*.sed) also as workers, for the judge's tests.
+FIXTURE_WORKERS := $(patsubst tests/fixtures/%.sed,$(BUILD)/tests/fixtures/%.worker,\
+	$(wildcard tests/fixtures/lab[0-9][0-9]/hostile-*.sed))
+TEST_TOOLS := $(BUILD)/tests/kit-unit $(BUILD)/tests/kit-query-sm75 $(FIXTURES) $(FIXTURE_WORKERS)
 
 # make run LAB=01 (or 1, 01-coalescing, coalescing); REF=1 runs the reference.
 LAB ?=
@@ -311,6 +314,11 @@ $(BUILD)/tests/fixtures/%.counted.o: $(BUILD)/tests/fixtures/%.cu common/harness
 .SECONDARY: $(FIXTURES:%=%.cu)
 
 $(FIXTURES): $(BUILD)/tests/fixtures/%: $$(call harness_objects,$$(call fixture_lab,$$*)) \
+		$(BUILD)/tests/fixtures/%.timed.o $(BUILD)/tests/fixtures/%.counted.o
+	@echo "  LINK  $@"
+	$(Q)$(NVCC) $(ARCH) -o $@ $^
+
+$(FIXTURE_WORKERS): $(BUILD)/tests/fixtures/%.worker: $$(BUILD)/judge/$$(call fixture_lab,$$*)/worker.o \
 		$(BUILD)/tests/fixtures/%.timed.o $(BUILD)/tests/fixtures/%.counted.o
 	@echo "  LINK  $@"
 	$(Q)$(NVCC) $(ARCH) -o $@ $^

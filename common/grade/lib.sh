@@ -406,6 +406,8 @@ sandbox_setup() {
         sandbox_note="bubblewrap $("$kit_bwrap" --version 2>/dev/null | awk '{ print $NF }'): no network, private /tmp, the kit read-only, references, reports and other submissions hidden, PID namespace (nothing outlives a run), as $(if [ -n "$sandbox_user" ]; then echo "uid $sandbox_user"; elif [ "$(id -u)" = 0 ]; then echo "root without capabilities (uid 65534 cannot read the kit: no process limit)"; else id -un; fi)"
     else
         sandbox_note="none: $sandbox_why; student code ran with the grader's own permissions"
+        # As root those include reaching the judge itself (tests/96-judge-hostile.bats).
+        [ "$(id -u)" != 0 ] || sandbox_note+=", root's: it could reach the judge's memory and descriptors"
     fi
     [ "$mode" != require ] || [ "$sandbox" = bwrap ]
 }

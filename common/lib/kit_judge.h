@@ -100,6 +100,16 @@ static inline void kit_judge_atexit(void)
     kit_judge_kill_worker();
 }
 
+/* The student's part of a run is over (a harness says so where what it
+ * times next is the bar the student is judged against): the worker ends
+ * as at exit, and with it everything it started and the GPU work of its
+ * context. Nothing may call it after this. */
+static inline void kit_judge_end_worker(void)
+{
+    kit_judge_atexit();
+    kit_judge.ended = 1;
+}
+
 static inline void kit_judge_on_signal(int sig)
 {
     if (kit_judge.pid > 0) {

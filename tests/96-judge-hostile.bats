@@ -1,0 +1,207 @@
+#!/usr/bin/env bats
+# The judge against native code that got past the text rules and the
+# object checks. These files (tests/fixtures/labNN/hostile-*.sed) would be
+# refused by the grader before any run; the tests build them as workers
+# (make test-tools) and give them to the judge as the grader would, so
+# that what is tested is the judge and the sandbox alone: a student file
+# that beats the rules still cannot raise its verdict.
+#
+# Lab 04's calculator runs through judge and worker without a GPU, so the
+# forging, killing and filling files are CPU tests; the GPU ones are Lab
+# 05's busy GPU (the bars the pipeline is judged against) and Lab 01's
+# work left running.
+
+setup() {
+    load test_helper
+    EXEC="$KIT_ROOT/common/grade/sandbox-exec.sh"
+    FIX="$KIT_BUILD/tests/fixtures"
+    W="$BATS_TEST_TMPDIR"
+}
+
+# worker_cmd FILE CMD...: the judge's worker command, as the grader writes
+# it without a sandbox (NUL-separated, through its last step).
+worker_cmd() {
+    local file=$1
+    shift
+    printf '%s\0' bash "$EXEC" 60 0 65536 0 3 -- "$@" >"$file"
+}
+
+# sandboxed_worker_cmd FILE WORKER: the same inside bubblewrap, as the
+# grader builds it (common/grade/lib.sh: sandbox_setup, sandbox_cmd with
+# grading.conf's limits); skips where bubblewrap cannot run.
+sandboxed_worker_cmd() {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    local work="$BATS_TEST_TMPDIR/work" cap
+    mkdir -p "$work" && chmod 711 "$work" "$BATS_TEST_TMPDIR"
+    sandbox_probe_log="$work/.probe"
+    KIT_SANDBOX_USER=root
+    sandbox_setup "$KIT_ROOT" "$KIT_BUILD" "$work" auto
+    [ "$sandbox" = bwrap ] || skip "no sandbox here: $sandbox_why"
+    cap=$(conf_get 04-occupancy output-limit)
+    sb_extra=(--ro-bind "$(dirname "$2")" "$(dirname "$2")")
+    sandbox_cmd 60 0 "${cap:-65536}" 1 3 - /tmp -- "$2"
+    printf '%s\0' "${sb_cmd[@]}" >"$1"
+}
+
+# judge_with LAB ARGV_FILE ARGS...: LAB's judge with that worker, holding
+# a result channel ($W/channel) and a token, as the grader runs it.
+judge_with() {
+    local lab=$1 argv=$2
+    shift 2
+    : >"$W/channel"
+    exec {chan}>"$W/channel"
+    KIT_RESULT_FD=$chan KIT_RESULT_TOKEN=hostile-test-token KIT_JUDGE_WORKER="$argv" \
+        KIT_JUDGE_WORKER_LOG="$W/worker.log" run "$KIT_BUILD/judge/$lab/judge" "$@"
+    exec {chan}>&-
+}
+
+# refute_forged [sandboxed]: nothing the worker did reached the channel,
+# the token or the judge. Without a sandbox its parent is the judge, and
+# every reach for it is refused; inside bubblewrap its parent is the
+# sandbox's own first process, and the judge is not in its PID namespace
+# at all (what it reaches there holds nothing of the judge's).
+refute_forged() {
+    run cat "$W/channel"
+    refute_output --partial "result: PASS"
+    run cat "$W/worker.log"
+    assert_output --partial "hostile: the token in my environment: none"
+    refute_output --partial "found the token"
+    refute_output --partial "hostile-test-token"
+    if [ "${1:-}" = sandboxed ]; then
+        assert_line "hostile: my parent: bwrap"
+    else
+        assert_line "hostile: my parent: judge"
+        assert_output --partial "hostile: ptrace of the judge: refused"
+        assert_output --partial "hostile: the judge's memory: closed"
+        refute_output --partial "the judge's environment: read"
+        refute_output --partial "through the judge's descriptor"
+    fi
+}
+
+@test "hostile: a worker that forges a PASS from inside (descriptors, /proc, ptrace) FAILs; without a sandbox, as the judge's own unprivileged user" {
+    command -v setpriv >/dev/null 2>&1 || skip "setpriv is not installed (util-linux)"
+    [ "$(id -u)" = 0 ] || skip "needs root, to run judge and worker as one unprivileged user"
+    W=$(mktemp -d /tmp/kit-hostile-test.XXXXXX)
+    chmod 755 "$W"
+    cp "$EXEC" "$W/exec.sh"
+    cp "$FIX/lab04/hostile-forge.worker" "$KIT_BUILD/solutions/04-occupancy/worker" \
+        "$KIT_BUILD/judge/04-occupancy/judge" "$W/"
+    chmod 755 "$W"/*
+    EXEC="$W/exec.sh" worker_cmd "$W/forge" "$W/hostile-forge.worker"
+    EXEC="$W/exec.sh" worker_cmd "$W/ref" "$W/worker"
+    : >"$W/worker.log" && : >"$W/channel"
+    chmod a+rw "$W/worker.log" "$W/channel" && chmod a+r "$W/forge" "$W/ref"
+    # The judge writes its verdict to descriptor 9, the channel.
+    run setpriv --reuid=65534 --regid=65534 --clear-groups bash -c \
+        'exec 9>>"$1/channel"; KIT_RESULT_FD=9 KIT_RESULT_TOKEN=hostile-test-token KIT_JUDGE_WORKER="$1/$2" KIT_JUDGE_WORKER_LOG="$1/worker.log" "$1/judge" --calculator-only --seed 3' \
+        _ "$W" forge
+    assert_failure 1
+    assert_line "result: FAIL"
+    refute_forged
+    # Positive control: the reference's worker, the same way.
+    : >"$W/channel"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups bash -c \
+        'exec 9>>"$1/channel"; KIT_RESULT_FD=9 KIT_RESULT_TOKEN=hostile-test-token KIT_JUDGE_WORKER="$1/$2" KIT_JUDGE_WORKER_LOG="$1/worker.log" "$1/judge" --calculator-only --seed 3' \
+        _ "$W" ref
+    assert_success
+    run cat "$W/channel"
+    assert_output --partial "result: PASS"
+    rm -rf "$W"
+}
+
+@test "hostile: a worker that forges a PASS from inside FAILs in the grader's sandbox (bubblewrap); the reference passes there" {
+    sandboxed_worker_cmd "$W/forge" "$FIX/lab04/hostile-forge.worker"
+    judge_with 04-occupancy "$W/forge" --calculator-only --seed 4
+    assert_failure 1
+    assert_line "result: FAIL"
+    refute_forged sandboxed
+    sandboxed_worker_cmd "$W/ref" "$KIT_BUILD/solutions/04-occupancy/worker"
+    judge_with 04-occupancy "$W/ref" --calculator-only --seed 4
+    assert_success
+    run cat "$W/channel"
+    assert_output --partial "result: PASS"
+}
+
+@test "hostile: a worker that kills its judge leaves no verdict (the grader's FAIL); in the sandbox the judge is out of its reach" {
+    worker_cmd "$W/kill" "$FIX/lab04/hostile-kill-judge.worker"
+    judge_with 04-occupancy "$W/kill" --calculator-only --seed 5
+    # Killed by SIGKILL: 128 + 9.
+    assert_failure 137
+    run cat "$W/channel"
+    refute_output --partial "result: PASS"
+    run cat "$W/worker.log"
+    assert_output --partial "hostile: SIGKILL to my parent"
+    # Inside bubblewrap its parent is the sandbox's own: the judge lives on
+    # and says FAIL.
+    sandboxed_worker_cmd "$W/kill-sb" "$FIX/lab04/hostile-kill-judge.worker"
+    judge_with 04-occupancy "$W/kill-sb" --calculator-only --seed 5
+    assert_failure 1
+    assert_line "result: FAIL"
+    run cat "$W/channel"
+    refute_output --partial "result: PASS"
+}
+
+@test "hostile: a worker that fills every place it can write stays within the sandbox's caps, and leaves nothing on the host" {
+    local before_tmp before_shm
+    sandboxed_worker_cmd "$W/fill" "$FIX/lab04/hostile-fill.worker"
+    before_tmp=$(df -Pk /tmp | awk 'NR == 2 { print $3 }')
+    before_shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $3 }')
+    judge_with 04-occupancy "$W/fill" --calculator-only --seed 6
+    assert_failure 1
+    assert_line "result: FAIL"
+    run cat "$W/worker.log"
+    assert_output --partial "hostile: wrote"
+    # Each place: at most the sandbox's /tmp (KIT_SANDBOX_TMP_MIB, 256 MiB
+    # by default), less where a file or a folder is capped lower; read-only
+    # places take nothing (-1: not even opened).
+    local tmp_cap=$((${KIT_SANDBOX_TMP_MIB:-256} << 20)) total=0 n
+    while read -r n; do
+        [ "$n" -le "$tmp_cap" ] || fail "a place took $n bytes, past the sandbox's $tmp_cap"
+        [ "$n" -lt 0 ] || total=$((total + n))
+    done < <(sed -n 's/^hostile: wrote \(-\{0,1\}[0-9]*\) bytes to .*/\1/p' "$W/worker.log")
+    [ "$total" -le $((tmp_cap + (64 << 20))) ] || fail "$total bytes written in all, past /tmp's and /dev/shm's caps"
+    run grep -E "wrote [0-9]+ bytes to (/var/tmp|/root|/home)" "$W/worker.log"
+    refute_output --regexp "wrote [1-9][0-9]* bytes"
+    # Nothing of it on the host.
+    for f in /tmp/hostile-fill /dev/shm/hostile-fill /var/tmp/hostile-fill "$HOME/hostile-fill" \
+        "$KIT_ROOT/hostile-fill"; do
+        [ ! -e "$f" ] || fail "$f is on the host"
+    done
+    # The host's /tmp and /dev/shm did not keep what it wrote (a margin for
+    # the rest of the machine).
+    [ $(($(df -Pk /tmp | awk 'NR == 2 { print $3 }') - before_tmp)) -lt 65536 ] || fail "the host's /tmp grew"
+    [ -z "$before_shm" ] ||
+        [ $(($(df -Pk /dev/shm | awk 'NR == 2 { print $3 }') - before_shm)) -lt 65536 ] || fail "the host's /dev/shm grew"
+}
+
+# bats test_tags=gpu
+@test "hostile: Lab 05 with a thread that keeps the GPU busy while the kit times its bars FAILs by the clock, as the grader's timed runs judge it; the reference passes" {
+    require_gpu_alone
+    on_wsl2 && skip "WSL 2: the overlap by the clock is judged only where the kit's own pipeline overlaps; $KIT_WSL_OVERLAP_WHY"
+    worker_cmd "$W/busy" "$FIX/lab05/hostile-busy-gpu.worker"
+    judge_with 05-streams "$W/busy" --size 8M --streams 4 --focus depth-first-4 --seed 7
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "pipeline-gain-judged: yes"
+    assert_output --regexp "depth-first, 4 chunks: [0-9.]+ ms at its fastest against [0-9.]+ ms serial .* it won back -?[0-9]+% of what overlapping could"
+    worker_cmd "$W/ref" "$KIT_BUILD/solutions/05-streams/worker"
+    judge_with 05-streams "$W/ref" --size 8M --streams 4 --focus depth-first-4 --seed 7
+    assert_success
+    assert_line "pipeline-gain-judged: yes"
+}
+
+# bats test_tags=gpu
+@test "hostile: GPU work a worker's own thread keeps queuing ends with the judge: no process, no GPU context left" {
+    require_gpu
+    worker_cmd "$W/linger" "$FIX/lab01/hostile-linger.worker"
+    judge_with 01-coalescing "$W/linger" --size 1M --seed 8 --reps 1
+    run cat "$W/worker.log"
+    sleep 1
+    run pgrep -f "hostile-linger.worker"
+    assert_failure
+    if command -v nvidia-smi >/dev/null 2>&1; then
+        run nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader
+        refute_output --partial "hostile-linger"
+    fi
+}
