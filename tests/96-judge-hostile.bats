@@ -193,7 +193,8 @@ refute_forged() {
 
 # bats test_tags=gpu
 @test "hostile: GPU work a worker's own thread keeps queuing ends with the judge: no process, no GPU context left" {
-    require_gpu
+    # Alone: its thread's kernels would slow other tests' timings.
+    require_gpu_alone
     worker_cmd "$W/linger" "$FIX/lab01/hostile-linger.worker"
     judge_with 01-coalescing "$W/linger" --size 1M --seed 8 --reps 1
     run cat "$W/worker.log"
