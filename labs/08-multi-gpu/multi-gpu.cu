@@ -39,15 +39,16 @@ __global__ void vector_add(const unsigned int *A, const unsigned int *B, unsigne
         C[i] = A[i] + B[i];
 }
 
-/* Part i of n elements cut into `parts` nearly equal parts (Lab 05's
- * chunks): [*first, *first + *count); the first n % parts parts have one
- * element more. */
+/* Part i of n elements cut into `parts` nearly equal parts:
+ * [*first, *first + *count), from i * n / parts (rounded down) to where
+ * part i + 1 starts; in 64 bits, since i * n passes 2^32. */
 void share_of(unsigned int n, int parts, int i, unsigned int *first, unsigned int *count)
 {
-    unsigned int base = n / parts, extra = n % parts;
+    unsigned int from = (unsigned int)((unsigned long long)n * i / parts);
+    unsigned int to = (unsigned int)((unsigned long long)n * (i + 1) / parts);
 
-    *first = i * base + (i < (int)extra ? i : extra);
-    *count = base + (i < (int)extra ? 1 : 0);
+    *first = from;
+    *count = to - from;
 }
 
 /* ======== Part 1: one vector addition, every GPU ========================== */
