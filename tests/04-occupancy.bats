@@ -87,14 +87,40 @@ CASES
     [ "$(kv calculator-first-drawn)" != "$first" ] || fail "seeds 1 and 2 drew the same configuration: $first"
 }
 
-@test "04: the skeleton's calculator fails on the CPU, pointing at TODO(1), (2), (3) and (5)" {
+@test "04: the skeleton's calculator fails on the CPU, pointing at TODO(1), (2), (3), (5) and (6)" {
     run "$SKELETON" --calculator-only --seed 3
     assert_failure 1
     assert_line "result: FAIL"
     assert_output --partial "does not give the course's K40 table"
     assert_output --partial "blocks_by_warps in"
-    for k in 1 2 3 5; do
+    for k in 1 2 3 5 6; do
         assert_output --partial "(TODO($k))"
+    done
+}
+
+@test "04: TODO(6), scenario 2's block size: the reference is right on GPUs of every size; blocks not in warps, the course's 16 SMs, or scenario 1 again fail" {
+    local f
+    for seed in 1 2; do
+        run "$REF" --calculator-only --seed "$seed"
+        assert_success
+        assert_line "scenario2-cpu-mismatches: 0"
+        [ "$(kv scenario2-cpu-checks)" -ge 500 ] || fail "only $(kv scenario2-cpu-checks) launches checked"
+    done
+    run "$KIT_BUILD/tests/fixtures/lab04/scenario2-no-warps" --calculator-only --seed 1
+    assert_failure 1
+    assert_output --partial "not a whole number of warps"
+    run "$KIT_BUILD/tests/fixtures/lab04/scenario2-course-16" --calculator-only --seed 1
+    assert_failure 1
+    assert_output --partial "more blocks than SMs"
+    run "$KIT_BUILD/tests/fixtures/lab04/scenario2-as-scenario1" --calculator-only --seed 1
+    assert_failure 1
+    assert_output --partial "more threads per block than one block per SM needs"
+    for f in scenario2-no-warps scenario2-course-16 scenario2-as-scenario1; do
+        run "$KIT_BUILD/tests/fixtures/lab04/$f" --calculator-only --seed 2
+        assert_failure 1
+        assert_output --partial "(TODO(6))"
+        refute_output --partial "(TODO(5))"
+        refute_output --partial "(TODO(1))"
     done
 }
 

@@ -19,7 +19,9 @@
  *   alone (no GPU); --model checks one of the kit's calculators instead of
  *   the student's (the tests' negative controls).
  * Part 2, the course's two scenarios (notes 000) on its kernel: min(n, 1024)
- *   threads per block against the work spread over all SMs first.
+ *   threads per block against the work spread over all SMs first, in blocks
+ *   of the student's scenario2_threads_per_block (TODO(6)), itself checked
+ *   on the CPU in Part 1 for GPUs of many sizes.
  * Part 3, a partial last wave: every block slot of the GPU filled once, then
  *   one block more.
  * Part 4, the book's 2D block shapes for sumMatrixOnGPU2D (notes 001).
@@ -194,6 +196,40 @@ static int throttle_bytes(enum model m, const gpu_limits *g, int threads, int re
                                                                  : 0;
 }
 
+/*
+ * Scenario 2's threads per block (TODO(6)) for n elements on `sms` SMs: the
+ * student's, or the kit's rule: the fewest threads per block, in whole
+ * warps, from one warp to 1,024, that put no more than one block on each
+ * SM (where the work allows it).
+ */
+static int scenario2_rule(unsigned int n, int sms)
+{
+    int t = (int)((n + (unsigned int)sms - 1) / (unsigned int)sms);
+    t = round_up(t, 32);
+    return t < 32 ? 32 : t > 1024 ? 1024 : t;
+}
+
+static int scenario2_of(enum model m, unsigned int n, int sms)
+{
+    return m == YOURS ? timed->scenario2_threads_per_block(n, sms) : scenario2_rule(n, sms);
+}
+
+/* What is wrong with t threads per block as scenario 2's launch, or NULL:
+ * the four properties that together make the rule. */
+static const char *scenario2_wrong(int t, unsigned int n, int sms)
+{
+    if (t < 32 || t > 1024)
+        return "not from one warp to 1,024 threads";
+    if (t % 32)
+        return "not a whole number of warps: every block's last warp would run with idle lanes";
+    if ((n + (unsigned int)t - 1) / (unsigned int)t > (unsigned int)sms && t < 1024)
+        return "more blocks than SMs, though larger blocks would put at most one on each SM";
+    if (t > 32 && (n + (unsigned int)t - 33) / (unsigned int)(t - 32) <= (unsigned int)sms)
+        return "more threads per block than one block per SM needs: smaller blocks would spread the work over "
+               "more SMs";
+    return NULL;
+}
+
 /* Whether `bytes` holds a kernel to at most `blocks` per SM by shared
  * memory, and is the least that does, to within one allocation unit. */
 static int throttle_right(const gpu_limits *g, int static_smem, int bytes, int blocks)
@@ -303,6 +339,7 @@ typedef struct {
     enum model model;
     int configurations, wrong, wrong_func[3], exposing;
     int throttles, throttles_wrong;
+    int scenario2_checks, scenario2_wrong;
     int k40_ok;
     double k40[6];
     char first_drawn[128];
@@ -400,6 +437,32 @@ static void check_table(cpu_check *r, unsigned long long seed, int print)
         for (int k = 0; k < 3; k++)
             all.wrong_func[k] += t.wrong_func[k];
     }
+    /* Scenario 2's threads per block (TODO(6)), for GPUs of many sizes
+     * (the course's 15 SMX, a laptop's few SMs, a T4's 40, an H100's 132,
+     * and drawn ones) and element counts from a warp to beyond one block
+     * per SM of 1,024 threads. */
+    static const int sm_counts[] = {1, 2, 5, 15, 16, 20, 28, 40, 46, 58, 80, 82, 108, 128, 132, 142, 170};
+    const int gpu_sizes = KIT_COUNT(sm_counts) + 8;
+    {
+        for (int k = 0; k < gpu_sizes; k++) {
+            int sms = k < KIT_COUNT(sm_counts) ? sm_counts[k] : draw(&s, 1, 200);
+            for (int e = 0; e < 22; e++) {
+                unsigned int n = e < 16 ? 32u << e : (unsigned int)draw(&s, 1, 1 << 22);
+                int t = scenario2_of(r->model, n, sms);
+                const char *why = scenario2_wrong(t, n, sms);
+                r->scenario2_checks++;
+                if (!why)
+                    continue;
+                if (r->scenario2_wrong++ == 0)
+                    fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s; spread over the "
+                                    "SMs first, that is %d (TODO(6))\n",
+                            kit_program, n, sms, t, why, scenario2_rule(n, sms));
+            }
+        }
+    }
+    if (print)
+        printf("scenario 2's threads per block (TODO(6)): %d of %d right, on %d GPU sizes\n\n",
+               r->scenario2_checks - r->scenario2_wrong, r->scenario2_checks, gpu_sizes);
     r->configurations = all.checked;
     r->wrong = all.wrong;
     r->exposing = all.exposing;
@@ -849,13 +912,6 @@ typedef struct {
     int human; /* the tables for people: not when the CSV goes to stdout */
 } lab;
 
-static int scenario2_threads(unsigned int n, int sms)
-{
-    int t = (int)((n + (unsigned int)sms - 1) / (unsigned int)sms);
-    t = round_up(t, 32);
-    return t < 32 ? 32 : t > 1024 ? 1024 : t;
-}
-
 /* The matrix: by default its three arrays are at least 4 L2s, a multiple of
  * 256 on a side (every shape tiles it), at least 2,048; --size N: the side
  * is the root of N, any number. */
@@ -967,7 +1023,7 @@ static void part1_calculator(lab *L)
                "per block)\n\n",
                L->dev.max_threads_per_sm, L->dev.max_warps_per_sm, L->dev.max_blocks_per_sm, L->dev.regs_per_sm,
                L->dev.smem_per_sm / 1024, L->dev.smem_reserved_per_block);
-        printf("Part 1: the occupancy calculator (TODO(1) to TODO(3), and TODO(5)); calculator: %s\n\n",
+        printf("Part 1: the occupancy calculator (TODO(1) to TODO(3), TODO(5) and TODO(6)); calculator: %s\n\n",
                model_help[L->model]);
     }
     L->cpu.model = L->model;
@@ -988,7 +1044,11 @@ static void part2_scenarios(lab *L)
     for (unsigned int n = 32; n <= (unsigned int)L->max_n && L->nsizes < MAX_SIZES; n *= 2, L->nsizes++)
         for (int s = 0; s < 2; s++) {
             measured *m = &L->sc[s][L->nsizes];
-            int threads = s == 0 ? (n < 1024 ? (int)n : 1024) : scenario2_threads(n, L->dev.sms);
+            int threads = s == 0 ? (n < 1024 ? (int)n : 1024) : scenario2_of(L->model, n, L->dev.sms);
+            /* A size no block can have: the rule's, so that the rest runs
+             * (the check on the CPU has failed the lab already). */
+            if (threads < 1 || threads > 1024)
+                threads = scenario2_rule(n, L->dev.sms);
             char key[24];
             *m = measured();
             run_init(&m->run, L, SCENARIO, &counter);
@@ -1398,6 +1458,8 @@ static void cpu_facts(const cpu_check *r)
     kit_kv("calculator-first-drawn", "%s", r->first_drawn);
     kit_kv("throttle-cpu-checks", "%d", r->throttles);
     kit_kv("throttle-cpu-mismatches", "%d", r->throttles_wrong);
+    kit_kv("scenario2-cpu-checks", "%d", r->scenario2_checks);
+    kit_kv("scenario2-cpu-mismatches", "%d", r->scenario2_wrong);
 }
 
 /* The calculator's verdict, the same on the CPU and on a GPU. */
@@ -1422,6 +1484,11 @@ static int cpu_verdict(const cpu_check *r)
     if (r->throttles_wrong) {
         fprintf(stderr, "%s: shared_memory_for_blocks is wrong in %d of %d throttles on the kit's table of GPUs "
                         "(TODO(5))\n", kit_program, r->throttles_wrong, r->throttles);
+        ok = 0;
+    }
+    if (r->scenario2_wrong) {
+        fprintf(stderr, "%s: scenario2_threads_per_block is wrong in %d of %d launches on GPUs of many sizes "
+                        "(TODO(6))\n", kit_program, r->scenario2_wrong, r->scenario2_checks);
         ok = 0;
     }
     if (r->throttles == 0) {

@@ -44,7 +44,8 @@ static inline void kit_worker_fix(gpu_limits *g) { g->name = "the GPU the kit de
     X(int, blocks_by_registers, (const gpu_limits *g, int threads, int regs_per_thread))          \
     X(int, blocks_by_shared_memory, (const gpu_limits *g, int smem))                              \
     X(int, shared_memory_for_blocks,                                                               \
-      (const gpu_limits *g, int threads, int regs_per_thread, int static_smem, int blocks))
+      (const gpu_limits *g, int threads, int regs_per_thread, int static_smem, int blocks))         \
+    X(int, scenario2_threads_per_block, (unsigned int n, int sms))
 
 /* The kernels the harness launches itself, at the configurations it chooses. */
 #define KIT_STUDENT_KERNELS(X)                                                                     \

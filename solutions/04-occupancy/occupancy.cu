@@ -135,6 +135,26 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
         C[idx] = A[idx] + B[idx];
 }
 
+/*
+ * TODO(6) The course's scenario 2. Scenario 1 puts min(n, 1024) threads in
+ * a block, so that at 1,024 elements one block, on one SM, does all the
+ * work while the others wait. Scenario 2 spreads the work over the SMs
+ * first: return the threads per block for n elements on a GPU of `sms`
+ * SMs that put no more than one block on each SM, with blocks as small as
+ * that allows (the kit launches as many blocks as cover n). Which sizes can
+ * a block have, and why should it be a whole number of warps? What if even
+ * blocks of 1,024 threads need more blocks than there are SMs? (The
+ * course's code assumed 16 SMs; the kit passes this GPU's count, and
+ * checks your function on GPUs of many sizes.)
+ */
+int scenario2_threads_per_block(unsigned int n, int sms)
+{
+    int t = (int)((n + (unsigned int)sms - 1) / (unsigned int)sms);
+
+    t = (t + 31) / 32 * 32;
+    return t < 32 ? 32 : t > 1024 ? 1024 : t;
+}
+
 /* ======== Part 5: occupancy by design ===================================== */
 
 /*
