@@ -98,7 +98,7 @@ CASES
     done
 }
 
-@test "04: TODO(6), scenario 2's block size: the reference is right on GPUs of every size; blocks not in warps, the course's 16 SMs, or scenario 1 again fail" {
+@test "04: TODO(6), scenario 2's block size: the reference and an honest alternative are right on GPUs of every size; blocks not in warps, the course's 16 SMs, or scenario 1 again fail" {
     local f
     for seed in 1 2; do
         run "$REF" --calculator-only --seed "$seed"
@@ -115,6 +115,11 @@ CASES
     run "$KIT_BUILD/tests/fixtures/lab04/scenario2-as-scenario1" --calculator-only --seed 1
     assert_failure 1
     assert_output --partial "more threads per block than one block per SM needs"
+    # An honest alternative: blocks of 256 where 1,024-thread blocks
+    # already outnumber the SMs.
+    run "$KIT_BUILD/tests/fixtures/lab04/scenario2-256-beyond" --calculator-only --seed 1
+    assert_success
+    assert_line "scenario2-cpu-mismatches: 0"
     for f in scenario2-no-warps scenario2-course-16 scenario2-as-scenario1; do
         run "$KIT_BUILD/tests/fixtures/lab04/$f" --calculator-only --seed 2
         assert_failure 1

@@ -215,16 +215,20 @@ static int scenario2_of(enum model m, unsigned int n, int sms)
 }
 
 /* What is wrong with t threads per block as scenario 2's launch, or NULL:
- * the four properties that together make the rule. */
+ * the properties that together make the rule. Where even blocks of 1,024
+ * threads need more blocks than there are SMs, every SM gets work from
+ * any block size: then any whole number of warps will do. */
 static const char *scenario2_wrong(int t, unsigned int n, int sms)
 {
     if (t < 32 || t > 1024)
         return "not from one warp to 1,024 threads";
     if (t % 32)
         return "not a whole number of warps: every block's last warp would run with idle lanes";
-    if ((n + (unsigned int)t - 1) / (unsigned int)t > (unsigned int)sms && t < 1024)
-        return "more blocks than SMs, though larger blocks would put at most one on each SM";
-    if (t > 32 && (n + (unsigned int)t - 33) / (unsigned int)(t - 32) <= (unsigned int)sms)
+    if ((unsigned long long)n > 1024ull * (unsigned int)sms)
+        return NULL;
+    if ((n + (unsigned long long)t - 1) / (unsigned int)t > (unsigned int)sms)
+        return "more blocks than SMs, though blocks of up to 1,024 threads would put at most one on each SM";
+    if (t > 32 && (n + (unsigned long long)t - 33) / (unsigned int)(t - 32) <= (unsigned int)sms)
         return "more threads per block than one block per SM needs: smaller blocks would spread the work over "
                "more SMs";
     return NULL;
@@ -454,9 +458,8 @@ static void check_table(cpu_check *r, unsigned long long seed, int print)
                 if (!why)
                     continue;
                 if (r->scenario2_wrong++ == 0)
-                    fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s; spread over the "
-                                    "SMs first, that is %d (TODO(6))\n",
-                            kit_program, n, sms, t, why, scenario2_rule(n, sms));
+                    fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s (TODO(6))\n",
+                            kit_program, n, sms, t, why);
             }
         }
     }

@@ -142,9 +142,10 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
  * first: return the threads per block for n elements on a GPU of `sms`
  * SMs that put no more than one block on each SM, with blocks as small as
  * that allows (the kit launches as many blocks as cover n). Which sizes can
- * a block have, and why should it be a whole number of warps? What if even
- * blocks of 1,024 threads need more blocks than there are SMs? (The
- * course's code assumed 16 SMs; the kit passes this GPU's count, and
+ * a block have, and why should it be a whole number of warps? Where even
+ * blocks of 1,024 threads need more blocks than there are SMs, every SM
+ * gets work whatever you choose: any whole number of warps passes there.
+ * (The course's code assumed 16 SMs; the kit passes this GPU's count, and
  * checks your function on GPUs of many sizes.)
  */
 int scenario2_threads_per_block(unsigned int n, int sms)
