@@ -69,9 +69,6 @@ die_usage() {
 
 log() { printf '%s\n' "$*" >>"$work/log"; }
 
-# The worker's end of the judge's socket (common/lib/kit_proto.h).
-KIT_WORKER_FD=3
-
 # progress TEXT: what the grading is doing, a line per step, on stderr.
 progress() { printf 'grade: %s\n' "$*" >&2; }
 
@@ -213,7 +210,7 @@ run_one() {
             wall=$(conf_get "$lab" sanitize-time-limit)
             cmd=(env KIT_UNDER_SANITIZER=memcheck compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4)
         fi
-        sandbox_cmd "$cpu" "$mem" "$cap" 1 "$KIT_WORKER_FD" - /tmp -- "${cmd[@]}" "$worker"
+        worker_sandbox_cmd "$cpu" "$mem" "$cap" -- "${cmd[@]}" "$worker"
         printf '%s\0' "${sb_cmd[@]}" >"$rd/worker.argv"
         local modules
         modules=$(dirname "$prog")

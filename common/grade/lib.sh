@@ -469,6 +469,16 @@ sandbox_cmd() {
     fi
 }
 
+# worker_sandbox_cmd CPU_S MEM_MIB FILE_KIB -- CMD...: the judge's worker
+# command (sb_cmd): in the sandbox with the GPU, no folder it may write,
+# its socket (descriptor 3: common/lib/kit_proto.h) kept, and neither the result channel nor the
+# channel's token: those stay with the judge.
+worker_sandbox_cmd() {
+    local cpu=$1 mem=$2 cap=$3
+    shift 4
+    KIT_RESULT_TOKEN="" sandbox_cmd "$cpu" "$mem" "$cap" 1 3 - /tmp -- "$@"
+}
+
 # sandboxed WALL_S CPU_S MEM_MIB FILE_KIB GPU KEEP_FD RW_DIR CHDIR -- CMD...:
 # runs CMD in the sandbox (sandbox_cmd), stopped after WALL_S seconds; its
 # stdin is /dev/null, stdout and stderr are the caller's. Sets run_rc: 124

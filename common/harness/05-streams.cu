@@ -1376,7 +1376,9 @@ int main(int argc, char **argv)
 
     /* 1. The serial versions. Under --focus on a depth-first row (the
      * grader's timed runs) the serial from pinned memory is timed in full
-     * as well: the verdict on overlap by the clock rests on both. */
+     * as well (the verdict by the clock asks it for enough runs; the serial
+     * it compares with is timed again at the end, the student's process
+     * gone: student_done). */
     if (kit_focus && strncmp(kit_focus, "depth-first-", 12) == 0)
         kit_focus_also = "serial-pinned";
     r.v = SERIAL_PAGEABLE;
