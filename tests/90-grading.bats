@@ -11,19 +11,6 @@ setup() {
     NLABS=$(kit_labs | wc -l)
 }
 
-# sandbox_or_skip: sets up the sandbox as make check would, or skips.
-sandbox_or_skip() {
-    grade_lib
-    conf_load "$KIT_ROOT/common/grade/grading.conf"
-    work="$BATS_TEST_TMPDIR/work"
-    mkdir -p "$work" && chmod 711 "$work" "$BATS_TEST_TMPDIR"
-    sandbox_probe_log="$work/.probe"
-    # As root, the sandbox's user could not reach this test's folders.
-    KIT_SANDBOX_USER=root
-    sandbox_setup "$KIT_ROOT" "$KIT_BUILD" "$work" auto
-    [ "$sandbox" = bwrap ] || skip "no sandbox here: $sandbox_why"
-}
-
 @test "grade.sh: --help, and bad command lines exit 64 with the reason" {
     run bash "$GRADE" --help
     assert_success

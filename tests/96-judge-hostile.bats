@@ -18,27 +18,13 @@ setup() {
     W="$BATS_TEST_TMPDIR"
 }
 
-# worker_cmd FILE CMD...: the judge's worker command, as the grader writes
-# it without a sandbox (NUL-separated, through its last step).
-worker_cmd() {
-    local file=$1
-    shift
-    printf '%s\0' bash "$EXEC" 60 0 65536 0 3 -- "$@" >"$file"
-}
-
-# sandboxed_worker_cmd FILE WORKER: the same inside bubblewrap, as the
-# grader builds it (common/grade/lib.sh: sandbox_setup, worker_sandbox_cmd
-# with grading.conf's limits, the run's token in the grader's environment
-# as grade.sh has it); skips where bubblewrap cannot run.
+# sandboxed_worker_cmd FILE WORKER: worker_cmd's command inside bubblewrap,
+# as the grader builds it (common/grade/lib.sh: worker_sandbox_cmd with
+# grading.conf's limits, the run's token in the grader's environment as
+# grade.sh has it); skips where bubblewrap cannot run.
 sandboxed_worker_cmd() {
-    grade_lib
-    conf_load "$KIT_ROOT/common/grade/grading.conf"
-    local work="$BATS_TEST_TMPDIR/work" cap
-    mkdir -p "$work" && chmod 711 "$work" "$BATS_TEST_TMPDIR"
-    sandbox_probe_log="$work/.probe"
-    KIT_SANDBOX_USER=root
-    sandbox_setup "$KIT_ROOT" "$KIT_BUILD" "$work" auto
-    [ "$sandbox" = bwrap ] || skip "no sandbox here: $sandbox_why"
+    local cap
+    sandbox_or_skip
     cap=$(conf_get 04-occupancy output-limit)
     sb_extra=(--ro-bind "$(dirname "$2")" "$(dirname "$2")")
     KIT_RESULT_TOKEN=hostile-test-token worker_sandbox_cmd 60 0 "${cap:-65536}" -- "$2"

@@ -12,15 +12,6 @@ setup() {
     W="$BATS_TEST_TMPDIR"
 }
 
-# worker_cmd FILE CMD...: the command the judge starts, as the grader
-# writes it (NUL-separated), through the grader's last step (limits, every
-# descriptor closed but the socket's).
-worker_cmd() {
-    local file=$1
-    shift
-    printf '%s\0' bash "$EXEC" 60 0 65536 0 3 -- "$@" >"$file"
-}
-
 # judge04 WORKER_ARGV_FILE ARGS...: Lab 04's judge with that worker.
 judge04() {
     local argv=$1

@@ -498,6 +498,31 @@ grade_lib() {
     source "$KIT_ROOT/common/grade/lib.sh"
 }
 
+# sandbox_or_skip: the grader's functions and its sandbox, set up as make
+# check would (grading.conf loaded, a work folder), or the test skips.
+sandbox_or_skip() {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    work="$BATS_TEST_TMPDIR/work"
+    mkdir -p "$work" && chmod 711 "$work" "$BATS_TEST_TMPDIR"
+    sandbox_probe_log="$work/.probe"
+    # As root, the sandbox's user could not reach this test's folders.
+    KIT_SANDBOX_USER=root
+    sandbox_setup "$KIT_ROOT" "$KIT_BUILD" "$work" auto
+    # shellcheck disable=SC2154 # sandbox and sandbox_why: set by sandbox_setup
+    [ "$sandbox" = bwrap ] || skip "no sandbox here: $sandbox_why"
+}
+
+# worker_cmd FILE CMD...: the command a judge starts as its worker, as the
+# grader writes it without a sandbox (NUL-separated), through the grader's
+# last step (limits, every descriptor closed but the socket's); EXEC, where
+# set, stands for that step's script.
+worker_cmd() {
+    local file=$1
+    shift
+    printf '%s\0' bash "${EXEC:-$KIT_ROOT/common/grade/sandbox-exec.sh}" 60 0 65536 0 3 -- "$@" >"$file"
+}
+
 # csv_column FILE ROW_MATCH COLUMN: a field of the first row of a CSV (all
 # fields quoted, as the grader writes them) that contains ROW_MATCH.
 csv_field_of() {
