@@ -1,13 +1,15 @@
 # The CUDA performance lab kit. `make help` lists what you can do.
 #
-# One Makefile for the whole kit. The labs are listed in common/labs.txt;
-# each program is built by the same rules. Products go to build/.
+# One Makefile for the whole kit. The labs are the folders common/lab/NN-name,
+# in the order of their numbers; each program is built by the same rules.
+# Products go to build/.
 #
-# A lab's program is its harness (common/harness/NN-name.cu: data, timing,
-# checks, report; and any parts common/harness/NN-name-PART.cu, each with
-# flags of its own) linked with the student's file (labs/NN-name/name.cu) or
-# the reference (solutions/NN-name/name.cu), which is compiled twice
-# (common/harness/student.cu): as written, for timing, and with counting
+# A lab's program is its harness (common/lab/NN-name/harness.cu: data,
+# timing, checks, report; and any parts common/lab/NN-name/harness-PART.cu,
+# each with flags of its own) linked with the student's file
+# (labs/NN-name/name.cu) or the reference (solutions/NN-name/name.cu), which
+# is compiled twice (common/harness/student.cu, with the lab's contract
+# common/lab/NN-name/contract.h): as written, for timing, and with counting
 # arrays, for the in-kernel counts.
 
 # --- Windows: the kit runs in Linux, there through WSL 2 --------------------
@@ -37,7 +39,9 @@ endif
 # WSL User Guide, "Known Limitations"); nor sudo, whose PATH is its own.
 KIT_NVIDIA_SMI := $(or $(shell command -v nvidia-smi 2>/dev/null),$(wildcard /usr/lib/wsl/lib/nvidia-smi),nvidia-smi)
 
-LABS := $(shell grep -v '^[[:space:]]*\(\#\|$$\)' common/labs.txt)
+# Every lab's kit side lives in its folder: harness.cu (and harness-PART.cu),
+# contract.h, lab.conf (its grading settings), test.bats.
+LABS := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard common/lab/[0-9][0-9]-*/harness.cu)))))
 
 NVCC ?= nvcc
 NVCCFLAGS ?= -O3 -lineinfo
@@ -78,7 +82,7 @@ ifeq ($(origin ARCH),undefined)
   endif
 endif
 
-INCLUDES := -Icommon/lib -Icommon/harness
+INCLUDES := -Icommon/lib -Icommon/harness -I.
 KIT_FLAGS = $(ARCH) $(NVCCFLAGS) $(INCLUDES) -Xcompiler -Wall,-Wextra
 LIB_HEADERS := $(wildcard common/lib/*.h)
 
@@ -130,18 +134,20 @@ need-nvcc:
 
 # --- a harnessed lab: harness object + the student's file built twice ------
 
-# A lab's harness is common/harness/NN-name.cu, and any further parts
-# common/harness/NN-name-PART.cu (e.g. the same kernels built with other
+# A lab's harness is common/lab/NN-name/harness.cu, and any further parts
+# common/lab/NN-name/harness-PART.cu (e.g. the same kernels built with other
 # flags). Each is an object of its own; a part's extra nvcc flags, if it
 # needs any, are on a line of its own header comment:
 #     kit-nvcc-flags: --use_fast_math
-harness_objects = $(patsubst common/harness/%.cu,$(BUILD)/harness/%.o,\
-	$(wildcard common/harness/$(1).cu common/harness/$(1)-*.cu))
+harness_objects = $(patsubst common/lab/%.cu,$(BUILD)/harness/%.o,\
+	$(wildcard common/lab/$(1)/harness.cu common/lab/$(1)/harness-*.cu))
+lab_headers = $(wildcard common/lab/$(1)/*.h)
+contract = common/lab/$(1)/contract.h
 object_flags = $(shell sed -n 's/^.*kit-nvcc-flags:[[:space:]]*//p' $(1))
 
 define harness_rules
-$(call harness_objects,$(1)): $(BUILD)/harness/%.o: common/harness/%.cu \
-		$(wildcard common/harness/$(1).h common/harness/$(1)-*.h) $(LIB_HEADERS)
+$(call harness_objects,$(1)): $(BUILD)/harness/%.o: common/lab/%.cu \
+		$(call lab_headers,$(1)) $(LIB_HEADERS)
 	@mkdir -p $$(@D)
 	@echo "  NVCC  $$@"
 	$(Q)$(NVCC) $(KIT_FLAGS) $$(call object_flags,$$<) -c -o $$@ $$<
@@ -152,7 +158,7 @@ $(foreach lab,$(HARNESSED),$(eval $(call harness_rules,$(lab))))
 #     kit-counted-nvcc-flags: -G
 # (Lab 03: without optimisation the counting build keeps each load and store
 # in the branch the source puts it in, so it counts the lanes of each body.)
-counted_flags = $(shell sed -n 's/^.*kit-counted-nvcc-flags:[[:space:]]*//p' common/harness/$(1).h)
+counted_flags = $(shell sed -n 's/^.*kit-counted-nvcc-flags:[[:space:]]*//p' $(call contract,$(1)))
 
 # $(1): 0 (as written) or 1 (counting); $(2): the lab; $(3): the source.
 # The compiler's messages name the student's file as the student opens it
@@ -164,7 +170,7 @@ STUDENT_CC = bash common/tools/student-cc.sh '$(or $(STUDENT_SHOWN),$(3))' '$(ca
 	$(NVCC) $(ARCH) $(if $(filter -G,$(call student_flags,$(1),$(2))),$(filter-out -lineinfo,$(NVCCFLAGS)),$(NVCCFLAGS)) \
 	$(call student_flags,$(1),$(2)) $(INCLUDES) -Xcompiler -Wall,-Wextra \
 	-I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
-	-DKIT_LAB_H='"$(2).h"' -DKIT_STUDENT_FILE='"$(call student_file,$(3))"' \
+	-DKIT_LAB_H='"$(call contract,$(2))"' -DKIT_STUDENT_FILE='"$(call student_file,$(3))"' \
 	--keep --keep-dir $(KEEP_DIR) -c -o $@ common/harness/student.cu
 # nvcc's intermediate files of one compilation (the PTX the grader checks);
 # the module they hold is kept beside the object, for the judge: the fatbin
@@ -176,14 +182,14 @@ KEPT = $(KEEP_MODULE) && rm -rf $(KEEP_DIR)
 
 # build/labs/01-coalescing/timed.o from labs/01-coalescing/coalescing.cu
 $(BUILD)/%/timed.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
-		common/harness/$$(notdir $$*).h $(LIB_HEADERS)
+		$$(call contract,$$(notdir $$*)) $(LIB_HEADERS)
 	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,0,$(notdir $*),$<)
 	$(Q)$(KEPT)
 
 $(BUILD)/%/counted.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
-		common/harness/$$(notdir $$*).h $(LIB_HEADERS)
+		$$(call contract,$$(notdir $$*)) $(LIB_HEADERS)
 	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,1,$(notdir $*),$<)
@@ -207,29 +213,29 @@ $(foreach lab,$(HARNESSED),$(foreach side,labs solutions,$(eval $(call harnessed
 # 08, whose student code is host code that drives the GPUs), the worker
 # holds that too. A lab whose contract says KIT_STUDENT_HOST_CODE (none
 # now) is graded in one process.
-JUDGED := $(foreach lab,$(LABS),$(if $(shell grep -l KIT_STUDENT_HOST_CODE common/harness/$(lab).h),,$(lab)))
-judge_objects = $(patsubst common/harness/%.cu,$(BUILD)/judge/%.o,\
-	$(wildcard common/harness/$(1).cu common/harness/$(1)-*.cu)) $(BUILD)/judge/$(1)/stubs.o
+JUDGED := $(foreach lab,$(LABS),$(if $(shell grep -l KIT_STUDENT_HOST_CODE $(call contract,$(lab))),,$(lab)))
+judge_objects = $(patsubst common/lab/%.cu,$(BUILD)/judge/%.o,\
+	$(wildcard common/lab/$(1)/harness.cu common/lab/$(1)/harness-*.cu)) $(BUILD)/judge/$(1)/stubs.o
 JUDGE_FLAGS = $(KIT_FLAGS) -DKIT_JUDGE=1
 
 define judge_rules
-$(filter-out %/stubs.o,$(call judge_objects,$(1))): $(BUILD)/judge/%.o: common/harness/%.cu \
-		$(wildcard common/harness/$(1).h common/harness/$(1)-*.h) $(LIB_HEADERS)
+$(filter-out %/stubs.o,$(call judge_objects,$(1))): $(BUILD)/judge/%.o: common/lab/%.cu \
+		$(call lab_headers,$(1)) $(LIB_HEADERS)
 	@mkdir -p $$(@D)
 	@echo "  NVCC  $$@"
 	$(Q)$(NVCC) $(JUDGE_FLAGS) -DKIT_LAB_NAME='"$(1)"' $$(call object_flags,$$<) -c -o $$@ $$<
-$(BUILD)/judge/$(1)/stubs.o: common/harness/judge.cu common/harness/$(1).h $(LIB_HEADERS)
+$(BUILD)/judge/$(1)/stubs.o: common/harness/judge.cu $(call lab_headers,$(1)) $(LIB_HEADERS)
 	@mkdir -p $$(@D)
 	@echo "  NVCC  $$@"
-	$(Q)$(NVCC) $(JUDGE_FLAGS) -DKIT_LAB_H='"$(1).h"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<
+	$(Q)$(NVCC) $(JUDGE_FLAGS) -DKIT_LAB_H='"$(call contract,$(1))"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<
 $(BUILD)/judge/$(1)/judge: $(call judge_objects,$(1))
 	@echo "  LINK  $$@"
 	$(Q)$(NVCC) $(ARCH) -o $$@ $$^ -ldl
-$(BUILD)/judge/$(1)/worker.o: common/harness/worker.cu $(wildcard common/harness/$(1).h common/harness/$(1)-*.h) \
+$(BUILD)/judge/$(1)/worker.o: common/harness/worker.cu $(call lab_headers,$(1)) \
 		$(LIB_HEADERS)
 	@mkdir -p $$(@D)
 	@echo "  NVCC  $$@"
-	$(Q)$(NVCC) $(KIT_FLAGS) -DKIT_LAB_H='"$(1).h"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<
+	$(Q)$(NVCC) $(KIT_FLAGS) -DKIT_LAB_H='"$(call contract,$(1))"' -DKIT_LAB_NAME='"$(1)"' -c -o $$@ $$<
 $(foreach side,labs solutions,$(BUILD)/$(side)/$(1)/worker): $(BUILD)/%/$(1)/worker: $(BUILD)/judge/$(1)/worker.o \
 		$(BUILD)/%/$(1)/timed.o $(BUILD)/%/$(1)/counted.o
 	@echo "  LINK  $$@"
@@ -268,7 +274,7 @@ graded: $(GRADED_DIR)/$(call name_of,$(GRADED_LAB)) $(if $(filter $(GRADED_LAB),
 graded-objects: $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
 # The intermediate files stay (the grader checks them, then removes them).
 $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o: $(STUDENT_SRC) common/harness/student.cu \
-		common/harness/$(GRADED_LAB).h $(LIB_HEADERS)
+		$(call contract,$(GRADED_LAB)) $(LIB_HEADERS)
 	@mkdir -p $(KEEP_DIR)
 	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC)) $(GRADED_FLAGS)
 	$(Q)$(KEEP_MODULE)
@@ -297,14 +303,14 @@ $(BUILD)/tests/fixtures/%.cu: tests/fixtures/%.sed $$(call fixture_ref,$$*)
 	$(Q)! cmp -s $@ $(word 2,$^) || { echo "tests/fixtures/$*.sed no longer changes $(word 2,$^)" >&2; rm -f $@; exit 1; }
 
 $(BUILD)/tests/fixtures/%.timed.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
-		common/harness/$$(call fixture_lab,$$*).h $(LIB_HEADERS)
+		$$(call contract,$$(call fixture_lab,$$*)) $(LIB_HEADERS)
 	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,0,$(call fixture_lab,$*),$<)
 	$(Q)rm -rf $(KEEP_DIR)
 
 $(BUILD)/tests/fixtures/%.counted.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
-		common/harness/$$(call fixture_lab,$$*).h $(LIB_HEADERS)
+		$$(call contract,$$(call fixture_lab,$$*)) $(LIB_HEADERS)
 	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,1,$(call fixture_lab,$*),$<)

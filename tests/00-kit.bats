@@ -174,7 +174,8 @@ kit_sources() {
 
 @test "kit: the README and scripts name files that exist, and one range of GPU generations" {
     local ref missing=()
-    for ref in $(grep -ohE 'tests/[0-9]{2}-[a-z0-9-]+\.bats' "$KIT_ROOT/README.md" "$KIT_ROOT"/tests/*.sh \
+    for ref in $(grep -ohE '(tests/[0-9]{2}-[a-z0-9-]+\.bats|common/lab/[0-9]{2}-[a-z0-9-]+/[a-z-]+\.(cu|h|conf|bats))' \
+        "$KIT_ROOT/README.md" "$KIT_ROOT"/handouts/*.md "$KIT_ROOT"/tests/*.sh \
         "$KIT_ROOT"/common/*/*.sh "$KIT_ROOT/.ci/run" | sort -u); do
         [ -f "$KIT_ROOT/$ref" ] || missing+=("$ref")
     done
@@ -424,7 +425,7 @@ CASES
     rm -rf "$dir" && mkdir -p "$dir"
     for lab in $(kit_labs); do
         tools=(memcheck initcheck)
-        cat "$KIT_ROOT/solutions/$lab/"*.cu "$KIT_ROOT/common/harness/$lab"*.cu | grep -qE '__shared__|__syncthreads' &&
+        cat "$KIT_ROOT/solutions/$lab/"*.cu "$KIT_ROOT/common/lab/$lab/"*.cu | grep -qE '__shared__|__syncthreads' &&
             tools+=(racecheck synccheck)
         runs=$((runs + ${#tools[@]}))
         (
@@ -465,16 +466,30 @@ CASES
         fail "Lab 05 judged its overlap under compute-sanitizer"
 }
 
-@test "kit: one lab list: every lab in common/labs.txt has its files" {
-    local lab name
+@test "kit: a lab is four places: its files, its handout, its reference, its kit folder" {
+    local lab name n=0 f
     for lab in $(kit_labs); do
+        n=$((n + 1))
         name=${lab#*-}
         assert [ -f "$KIT_ROOT/labs/$lab/$name.cu" ]
         assert [ -f "$KIT_ROOT/solutions/$lab/$name.cu" ]
         assert [ -f "$KIT_ROOT/handouts/$lab.md" ]
-        assert [ -f "$KIT_ROOT/tests/$lab.bats" ]
-        grep -q "^\[$lab\]" "$KIT_ROOT/common/grade/grading.conf" || fail "$lab has no grading.conf section"
+        for f in harness.cu contract.h lab.conf test.bats; do
+            assert [ -f "$KIT_ROOT/common/lab/$lab/$f" ]
+        done
+        grep -qx "\[$lab\]" "$KIT_ROOT/common/lab/$lab/lab.conf" || fail "$lab: its lab.conf has no [$lab] section"
     done
+    assert_equal "$n" 8
+    # Nothing of one lab anywhere else: no harness or contract in
+    # common/harness, no lab's tests in tests/, no lab's section in the
+    # instructor's grading.conf.
+    run ls "$KIT_ROOT/common/harness"
+    assert_output "$(printf 'judge.cu\nstudent.cu\nworker.cu')"
+    for lab in $(kit_labs); do
+        assert [ ! -e "$KIT_ROOT/tests/$lab.bats" ]
+    done
+    run grep -n '^\[[0-9]' "$KIT_ROOT/common/grade/grading.conf"
+    assert_failure
 }
 
 @test "kit: the kit's shell scripts pass shellcheck" {

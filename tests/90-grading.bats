@@ -34,11 +34,11 @@ EOF
     assert_output --partial "no lab '42'"
 }
 
-@test "grading.conf: every lab has its section, points, drawn runs, a metric and sanitize-args" {
+@test "grading settings: every lab's lab.conf has its section, points, drawn runs, a metric and sanitize-args" {
     grade_lib
     conf_load "$KIT_ROOT/common/grade/grading.conf"
     for lab in $LABS; do
-        grep -qx "\[$lab\]" "$KIT_ROOT/common/grade/grading.conf" || fail "$lab: no [$lab] section"
+        grep -qx "\[$lab\]" "$KIT_ROOT/common/lab/$lab/lab.conf" || fail "$lab: no [$lab] section in its lab.conf"
         [ "$(conf_get "$lab" points)" -gt 0 ] || fail "$lab: no points"
         [[ "$(conf_get "$lab" random-args)" == *"{seed}"* ]] || fail "$lab: random-args draw no seed"
         [[ "$(conf_get "$lab" sanitize-args)" == *"{seed}"* ]] || fail "$lab: no sanitize-args with a seed"
@@ -54,10 +54,32 @@ EOF
         fail "need 1 <= full-marks-within < no-speed-marks-beyond <= too-slow-beyond"
     # Lab 05's speed where its kernels matter, with an option its harness has.
     [[ "$(conf_get 05-streams perf-args)" == *"--kernel-work auto"* ]] || fail "05-streams: perf-args without --kernel-work auto"
-    grep -q '"--kernel-work"' "$KIT_ROOT/common/harness/05-streams.cu" || fail "05-streams: no --kernel-work option"
+    grep -q '"--kernel-work"' "$KIT_ROOT/common/lab/05-streams/harness.cu" || fail "05-streams: no --kernel-work option"
     # The harness reports each row's checked timed runs, which the grade needs.
     grep -q '"bad-timed-runs-%s"' "$KIT_ROOT/common/lib/kit_row.h" || fail "kit_row.h: no bad-timed-runs-ROW key"
     grep -q '"wrong-elements-%s"' "$KIT_ROOT/common/lib/kit_row.h" || fail "kit_row.h: no wrong-elements-ROW key"
+}
+
+@test "grading settings: grading.conf's [LAB] overrides the lab's lab.conf; list keys add up" {
+    local kit="$BATS_TEST_TMPDIR/kit"
+    mkdir -p "$kit/common"
+    cp -R "$KIT_ROOT/common/grade" "$KIT_ROOT/common/lab" "$kit/common/"
+    printf '\n[05-streams]\npoints = 30\nmetric = none\nallow-symbols = my_extra_call\n' >>"$kit/common/grade/grading.conf"
+    # shellcheck source=common/grade/lib.sh
+    source "$kit/common/grade/lib.sh"
+    conf_load "$kit/common/grade/grading.conf"
+    assert_equal "$(conf_get 05-streams points)" 30
+    assert_equal "$(conf_get 05-streams metric)" none
+    assert_equal "$(conf_get 01-coalescing points)" 20
+    assert_equal "$(conf_get 01-coalescing metric)" time-row-sums-coalesced-ms
+    [[ " $(conf_get 05-streams allow-symbols) " == *" cudaMallocHost "* ]] || fail "the lab's own list is lost"
+    [[ " $(conf_get 05-streams allow-symbols) " == *" my_extra_call "* ]] || fail "grading.conf's line is not added"
+    [[ " $(conf_get 05-streams allow-symbols) " == *" __cudaLaunchKernel "* ]] || fail "[all]'s list is lost"
+    # A lab.conf the grader cannot read stops it, naming the file.
+    printf 'this is no setting\n' >"$kit/common/lab/01-coalescing/lab.conf"
+    run conf_load "$kit/common/grade/grading.conf"
+    assert_failure
+    assert_output --partial "01-coalescing/lab.conf: cannot read this line"
 }
 
 @test "grading.conf: the timed runs' --focus reaches every lab whose speed is graded (its --help lists it)" {
@@ -300,8 +322,8 @@ EOF
     done
     # Where the harness judges overlap or scaling by times in a checked
     # run, the lab says so.
-    grep -q 'host links carry' "$KIT_ROOT/common/harness/08-multi-gpu.cu"
-    grep -q 'copies ran beside kernels for only' "$KIT_ROOT/common/harness/05-streams.cu"
+    grep -q 'host links carry' "$KIT_ROOT/common/lab/08-multi-gpu/harness.cu"
+    grep -q 'copies ran beside kernels for only' "$KIT_ROOT/common/lab/05-streams/harness.cu"
 }
 
 # holder ROLE MODE [WAIT]: in the background, holds the lock of folder $d
@@ -470,7 +492,7 @@ wait_for_line() {
     assert_output "FAIL|exited with status 3 after the harness's PASS|"
 }
 
-@test "sandbox: no network, private /tmp, the kit read-only, references hidden, nothing outlives a run" {
+@test "sandbox: no network, private /tmp, the kit read-only, references and tests hidden, nothing outlives a run" {
     sandbox_or_skip
     rw="$BATS_TEST_TMPDIR/rw"
     mkdir -p "$rw" && chmod 777 "$rw"
@@ -479,6 +501,9 @@ wait_for_line() {
     script='
         ls "$1/solutions" | grep -q . && echo "sees the references"
         ls "$2/solutions" 2>/dev/null | grep -q . && echo "sees the built references"
+        ls "$1/tests" 2>/dev/null | grep -q . && echo "sees the tests"
+        grep -q . "$1/common/lab/01-coalescing/test.bats" 2>/dev/null && echo "sees a lab'"'"'s tests"
+        grep -q . "$1/common/lab/01-coalescing/harness.cu" || echo "cannot read the harness"
         cat "$3" 2>/dev/null && echo "sees the grader'"'"'s /tmp"
         touch "$1/Makefile" 2>/dev/null && echo "writes the kit"
         : >"$4/mine" || echo "cannot write its own folder"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # make check with the kit's own settings on copies of the references: the
 # grader's positive control, in both of its modes. Every lab of
-# common/labs.txt PASSes with full marks, timed beside itself, in the
+# common/lab/ PASSes with full marks, timed beside itself, in the
 # sandbox. Graded again under compute-sanitizer (new draws), Labs 03 and 08
 # (one of shared memory and counted builds, one of streams; the quickest to
 # grade) get the same verdict and points within 1: the mode's positive

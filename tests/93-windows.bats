@@ -233,9 +233,9 @@ wsl2_root() {
         [[ $why == *"not measured"* ]] || fail "not said to be unmeasured: $why"
     done
     # Each is used by a lab's tests.
-    grep -q 'skip_on_wsl "$KIT_WSL_OVERLAP_WHY"' "$KIT_ROOT/tests/05-streams.bats" || fail "05: no overlap skip"
-    grep -q 'skip_on_wsl "$KIT_WSL_PINNED_WHY"' "$KIT_ROOT/tests/05-streams.bats" || fail "05: no pinned skip"
-    grep -q 'skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"' "$KIT_ROOT/tests/08-multi-gpu.bats" || fail "08: no multi-GPU skip"
+    grep -q 'skip_on_wsl "$KIT_WSL_OVERLAP_WHY"' "$KIT_ROOT/common/lab/05-streams/test.bats" || fail "05: no overlap skip"
+    grep -q 'skip_on_wsl "$KIT_WSL_PINNED_WHY"' "$KIT_ROOT/common/lab/05-streams/test.bats" || fail "05: no pinned skip"
+    grep -q 'skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"' "$KIT_ROOT/common/lab/08-multi-gpu/test.bats" || fail "08: no multi-GPU skip"
 }
 
 # --- the grader --------------------------------------------------------------------
@@ -357,7 +357,7 @@ fake_uname() {
 @test "windows: checkouts keep LF for the kit's files and CRLF for make.cmd, whatever Git for Windows would do" {
     local f
     git -C "$KIT_ROOT" rev-parse --git-dir >/dev/null 2>&1 || skip "the kit is not a git checkout here"
-    for f in Makefile tests/run.sh common/grade/grade.sh common/lib/kit_platform.h tests/05-streams.bats; do
+    for f in Makefile tests/run.sh common/grade/grade.sh common/lib/kit_platform.h common/lab/05-streams/test.bats; do
         run git -C "$KIT_ROOT" check-attr eol -- "$f"
         assert_output "$f: eol: lf"
     done

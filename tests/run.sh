@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the kit's test suite: what `make test` and CI run. Sets up Bats if
-# it is missing, runs the given .bats files (all of tests/ by default), and
+# it is missing, runs the given .bats files (by default every lab's
+# common/lab/NN-name/test.bats and all of tests/), and
 # ends with one line: "tests: N passed, N failed, N skipped". A skipped
 # test is never counted as passed; KIT_REQUIRE_GPU=1 turns every skip for a
 # missing GPU into a failure, KIT_REQUIRE_GPU=2 also every skip for a
@@ -35,17 +36,33 @@ results="$KIT_BUILD/tests/results"
 log="$KIT_BUILD/tests.tap"
 times="$KIT_BUILD/tests/times"
 
+# test_name FILE: what a test file is called in the results: a lab's
+# common/lab/NN-name/test.bats is NN-name, tests/NAME.bats is NAME.
+test_name() {
+    case $1 in
+    */test.bats) basename "$(dirname "$1")" ;;
+    *) basename "$1" .bats ;;
+    esac
+}
+
+# test_path FILE: the file's path from the kit's top, for people.
+test_path() {
+    local p
+    p=$(cd "$(dirname "$1")" && pwd -P)/$(basename "$1")
+    printf '%s' "${p#"$(cd "$top" && pwd -P)"/}"
+}
+
 # run_file FILE: its TAP into results/NAME.tap, its seconds into
 # results/NAME.time, and a line that says how it went.
 run_file() {
     local f=$1 name start rc
-    name=$(basename "$f" .bats)
+    name=$(test_name "$f")
     start=$SECONDS
     # shellcheck disable=SC2086
     bats --tap --timing ${BATS_FLAGS:-} "$f" >"$results/$name.tap" 2>&1
     rc=$?
     echo "$((SECONDS - start)) $name.bats" >"$results/$name.time"
-    awk -v f="tests/$name.bats" -v s="$((SECONDS - start))" -v rc="$rc" '
+    awk -v f="$(test_path "$f")" -v s="$((SECONDS - start))" -v rc="$rc" '
         /^ok / { if ($0 ~ /# skip/) k++; else p++ }
         /^not ok / { n++ }
         END { printf "%s: %d passed, %d failed, %d skipped (%d s)%s\n", f, p, n, k, s,
@@ -71,7 +88,7 @@ export KIT_QUERY_CACHE="$KIT_BUILD/tests/kit-query"
 rm -rf "$KIT_QUERY_CACHE" && mkdir -p "$KIT_QUERY_CACHE"
 
 if [ $# -eq 0 ]; then
-    set -- "$here"/*.bats
+    set -- "$top"/common/lab/[0-9][0-9]-*/test.bats "$here"/*.bats
 fi
 jobs=${KIT_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) / 2))}
 [ "$jobs" -ge 2 ] 2>/dev/null || jobs=2
@@ -82,7 +99,7 @@ jobs=${KIT_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 2) / 2))}
 known=$times
 [ -s "$known" ] || known=$here/expected-times
 order=$(for f in "$@"; do
-    t=$(awk -v f="$(basename "$f")" '$2 == f { t = $1 } END { print t + 0 }' "$known" 2>/dev/null)
+    t=$(awk -v f="$(test_name "$f").bats" '$2 == f { t = $1 } END { print t + 0 }' "$known" 2>/dev/null)
     [ -n "$t" ] && [ "$t" != 0 ] || t=100000
     printf '%s\t%s\n' "$t" "$f"
 done | sort -t "$(printf '\t')" -k1,1nr | cut -f2-)
@@ -92,9 +109,9 @@ printf '%s\n' "$order" | xargs -d '\n' -P "$jobs" -n 1 bash "$here/run.sh" --one
 # The TAP stream, in file order, numbered again; the totals. A file that
 # ran no plan (Bats could not load it) is a failure of its own.
 for f in "$@"; do
-    name=$(basename "$f" .bats)
+    name=$(test_name "$f")
     if [ ! -f "$results/$name.tap" ] || ! grep -qE '^1\.\.[0-9]+$' "$results/$name.tap"; then
-        echo "not ok 0 tests/$name.bats: Bats ran no test of it"
+        echo "not ok 0 $(test_path "$f"): Bats ran no test of it"
         sed 's/^/# /' "$results/$name.tap" 2>/dev/null
         continue
     fi

@@ -6,7 +6,10 @@
 # (SC2034: the thresholds, and the output, status and lines that
 # run_reference_once sets as Bats' run does, are read by the .bats files.)
 
-KIT_ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+# This file lives in tests/; the test files in tests/ and in each lab's
+# folder (common/lab/NN-name/test.bats).
+KIT_TESTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+KIT_ROOT="$(cd "$KIT_TESTS/.." && pwd)"
 KIT_BUILD="${KIT_BUILD:-$KIT_ROOT/build}"
 
 bats_load_library bats-support
@@ -14,7 +17,7 @@ bats_load_library bats-assert
 
 # Where the tests run (a Linux host, WSL 2): skip_on_wsl and its reasons.
 # shellcheck source=tests/platform.bash
-source "$BATS_TEST_DIRNAME/platform.bash"
+source "$KIT_TESTS/platform.bash"
 
 # ---------------------------------------------------------------------------
 # Thresholds, all in one place. Each is a ratio measured within one run and
@@ -83,7 +86,7 @@ KIT_MAX_KNEE_FACTOR=2
 # Lab 07: sum_ilp at 8 warps per SM against sum_tlp at full occupancy.
 KIT_MIN_ILP_FRACTION_OF_TLP=0.85
 # ... where sum_tlp at full occupancy reaches this share of the streaming
-# kernel's bandwidth (tests/07-latency.bats, skip_unless_tlp_nears_bandwidth).
+# kernel's bandwidth (common/lab/07-latency/test.bats, skip_unless_tlp_nears_bandwidth).
 KIT_MIN_TLP_SHARE_FOR_ILP=0.67
 # Lab 07: float over double FMA throughput within this factor of the
 # Programming Guide's ratio (2 on sm_70, 8.0 and 9.0; 32 on sm_75; 64 on 8.6
@@ -540,4 +543,4 @@ csv_field_of() {
 }
 
 # The kit's labs, from the one list every script reads.
-kit_labs() { grep -v '^[[:space:]]*\(#\|$\)' "$KIT_ROOT/common/labs.txt"; }
+kit_labs() { printf '%s\n' "$KIT_ROOT"/common/lab/[0-9][0-9]-*/harness.cu | sed -n 's|.*/common/lab/\([0-9][0-9]-[^/]*\)/harness\.cu$|\1|p'; }

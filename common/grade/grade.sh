@@ -34,7 +34,7 @@ usage() {
     cat <<'EOF'
 usage: grade.sh [options] [lab ...]
 
-Grades each lab (all of common/labs.txt, or those named: 01-coalescing or 01)
+Grades each lab (all of common/lab/, or those named: 01-coalescing or 01)
 of a student's labs/ and prints PASS, FAIL with the first reason, or SKIP
 with the reason, the points of each lab and the total. `make check` runs it.
 
@@ -94,7 +94,7 @@ build_lab() {
     shown="labs/$lab/$name.cu"
     file="$labs_dir/$lab/$name.cu"
     status() { printf '%s\t%s\n' "$1" "$2" >"$dir/status"; }
-    if [ ! -f "$kit_top/common/harness/$lab.cu" ]; then
+    if [ ! -f "$kit_top/common/lab/$lab/harness.cu" ]; then
         status SKIP "the kit's lab $lab is not built from a harness yet, so it is not graded"
         return
     fi
@@ -312,7 +312,7 @@ mode_note() {
 
 # lab_judged LAB: its verdicts come from the kit's judge (its contract does
 # not leave the student's host code driving the GPU; Makefile: JUDGED).
-lab_judged() { ! grep -q KIT_STUDENT_HOST_CODE "$kit_top/common/harness/$1.h"; }
+lab_judged() { ! grep -q KIT_STUDENT_HOST_CODE "$kit_top/common/lab/$1/contract.h"; }
 
 # log_detail: the first lines of the last run's errors, for the report; and
 # of what the student's code printed, where it ran in a worker.

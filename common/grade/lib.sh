@@ -26,9 +26,22 @@ declare -gA conf=()
 # Keys whose lines add up (in a section, and a lab's to [all]'s).
 conf_list_keys=" forbidden kit-names allow-symbols allow-symbols-counted allow-device-symbols hide "
 
-# conf_load FILE: reads grading.conf into conf[section.key].
+# conf_load FILE: reads every lab's settings (common/lab/NN-name/lab.conf
+# of this kit), then FILE (grading.conf), into conf[section.key]; FILE's
+# keys override the labs' own (a list key's lines add up).
 conf_load() {
-    local file=$1 line section=all key value
+    local lab_conf
+    for lab_conf in "$kit_grade_dir"/../lab/[0-9][0-9]-*/lab.conf; do
+        [ -e "$lab_conf" ] || continue
+        conf_read "$lab_conf" "$(basename "$(dirname "$lab_conf")")" || return 1
+    done
+    conf_read "$1" all
+}
+
+# conf_read FILE SECTION: reads FILE's lines into conf[section.key],
+# starting in SECTION.
+conf_read() {
+    local file=$1 line section=$2 key value
     [ -r "$file" ] || { echo "cannot read $file" >&2; return 1; }
     while IFS= read -r line || [ -n "$line" ]; do
         line=${line%%#*}
@@ -62,8 +75,14 @@ conf_get() {
     fi
 }
 
-# kit_labs KIT: the labs of common/labs.txt, one per line.
-kit_labs() { grep -v '^[[:space:]]*\(#\|$\)' "$1/common/labs.txt"; }
+# kit_labs KIT: the kit's labs (its folders common/lab/NN-name), one per
+# line, in the order of their numbers.
+kit_labs() {
+    local d
+    for d in "$1"/common/lab/[0-9][0-9]-*/; do
+        [ -f "$d/harness.cu" ] && basename "$d"
+    done
+}
 
 # lab_resolve WANT LAB...: the lab WANT names (01, 01-coalescing, coalescing).
 lab_resolve() {
@@ -349,7 +368,8 @@ sandbox_setup() {
         p=$(cd "$p" 2>/dev/null && pwd -P) || continue
         case "$kit/" in "$p"/*) ancestors+=("$p") ;; *) others+=("$p") ;; esac
     done
-    # The kit's own secrets: the references and their programs, the tests.
+    # The kit's own secrets: the references and their programs, the tests
+    # (tests/ here; each lab's test.bats below).
     for p in "$kit/solutions" "$kit/tests" "$ref"; do
         [ -e "$p" ] && others+=("$p")
     done
@@ -372,6 +392,10 @@ sandbox_setup() {
     sb_base+=(--ro-bind "$kit" "$kit")
     for p in "${others[@]}"; do
         if [ "$p" = /tmp ]; then sb_base+=("${tmp_size[@]}" --tmpfs "$p"); else sb_base+=("${hide_size[@]}" --tmpfs "$p"); fi
+    done
+    # Each lab's tests, in its folder beside its harness: read as empty.
+    for p in "$kit"/common/lab/*/test.bats; do
+        [ -f "$p" ] && sb_base+=(--ro-bind /dev/null "$p")
     done
     for p in "$ref/harness" "$ref/bin" "$ref/judge"; do
         [ -d "$p" ] && sb_base+=(--ro-bind "$p" "$p")

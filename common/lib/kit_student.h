@@ -2,7 +2,7 @@
  * kit_student.h - how a lab's harness reaches the functions of the
  * student's file.
  *
- * A lab's contract (common/harness/NN-name.h) lists, as
+ * A lab's contract (common/lab/NN-name/contract.h) lists, as
  * KIT_STUDENT_FUNCTIONS(X), every function the student's file must define
  * and the harness calls: X(return type, name, (parameters)). From that list
  * this header makes the table type the harness calls through. The student's
@@ -22,7 +22,7 @@
 #include "kit_counted.h"
 
 #ifndef KIT_STUDENT_FUNCTIONS
-#error "include the lab's contract (common/harness/NN-name.h) before kit_student.h"
+#error "include the lab's contract (common/lab/NN-name/contract.h) before kit_student.h"
 #endif
 
 #define KIT_STUDENT_FIELD(ret, name, params) ret(*name) params;

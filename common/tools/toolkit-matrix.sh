@@ -82,7 +82,7 @@ if [ -n "$labs" ]; then
     for want in $labs; do
         while read -r lab; do
             case $lab in "$want"-*) targets+=("solutions/$lab/${lab#*-}") ;; esac
-        done < <(grep -v '^[[:space:]]*\(#\|$\)' "$top/common/labs.txt")
+        done < <(printf '%s\n' "$top"/common/lab/[0-9][0-9]-*/harness.cu | sed -n 's|.*/common/lab/\([0-9][0-9]-[^/]*\)/harness\.cu$|\1|p')
     done
 fi
 

@@ -6,7 +6,7 @@
  *   make run LAB=01 REF=1    the same with the kit's answers
  *   make check LAB=01        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/01-coalescing.cu)
+ * The kit builds this file into a program (common/lab/01-coalescing/harness.cu)
  * that draws fresh random inputs, calls your launch functions, times every
  * kernel, counts the memory segments each warp request touches, and checks
  * every element of every result. Until all TODOs are done it says FAIL and

@@ -6,7 +6,7 @@
  *   make run LAB=02 REF=1    the same with the kit's answers
  *   make check LAB=02        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/02-grouping.cu)
+ * The kit builds this file into a program (common/lab/02-grouping/harness.cu)
  * that sweeps the group size G from 1 segment to the whole array, times
  * your kernel against the course's coalesced and random ones, counts the
  * segments each warp request touches, checks every element and that every
@@ -14,7 +14,7 @@
  *
  * in_floats is `const float *` and out_floats is `float *`; the kit also
  * builds this file with counting arrays (see Lab 01): index them as arrays.
- * struct grouping and struct l1_facts are in common/harness/02-grouping.h.
+ * struct grouping and struct l1_facts are in common/lab/02-grouping/contract.h.
  */
 
 /*

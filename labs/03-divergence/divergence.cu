@@ -6,7 +6,7 @@
  *   make run LAB=03 REF=1    the same with the kit's answers
  *   make check LAB=03        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/03-divergence.cu)
+ * The kit builds this file into a program (common/lab/03-divergence/harness.cu)
  * that draws fresh random inputs, calls the launch functions below, times
  * every kernel, counts how many lanes of a warp execute each branch body,
  * and checks every element of every result. Until all TODOs are done it

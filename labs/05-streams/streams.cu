@@ -6,7 +6,7 @@
  *   make run LAB=05 REF=1    the same with the kit's answers
  *   make check LAB=05        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/05-streams.cu)
+ * The kit builds this file into a program (common/lab/05-streams/harness.cu)
  * that puts the host arrays in the kind of memory your alloc_host gives,
  * and runs your pipeline in both issue orders for 2 to 32 chunks, beside
  * its own serial versions. Every run gets fresh random numbers in A and B
@@ -21,7 +21,7 @@
  *   struct vector_pipeline   the job: host arrays A, B, C and device
  *                            arrays dA, dB, dC of n elements each, and
  *                            streams[0] to streams[nchunks - 1]
- *                            (common/harness/05-streams.h);
+ *                            (common/lab/05-streams/contract.h);
  *   vector_add               the course's kernel:
  *                            vector_add<<<blocks, threads, 0, stream>>>(A, B, C, n)
  *                            sets C[i] = A[i] + B[i] for every i < n, one

@@ -7,7 +7,7 @@
  *   make run LAB=08 REF=1    the same with the kit's answers
  *   make check LAB=08        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/08-multi-gpu.cu)
+ * The kit builds this file into a program (common/lab/08-multi-gpu/harness.cu)
  * that runs your gpus_add on one GPU and on all of them, with one stream
  * and with several per GPU, on A, B and C in pinned host memory. Every run
  * gets fresh random numbers in A and B and starts with the device arrays
@@ -21,7 +21,7 @@
  * it says FAIL and why.
  *
  * What the kit gives you:
- *   struct multi_gpu, struct gpu_share   the job (common/harness/08-multi-gpu.h):
+ *   struct multi_gpu, struct gpu_share   the job (common/lab/08-multi-gpu/contract.h):
  *                        host arrays A, B, C of n elements; for each GPU g
  *                        below ngpus, gpu[g].device (the number to pass to
  *                        cudaSetDevice) and the room for the rest of its part;

@@ -7,7 +7,7 @@
  *   make run LAB=04 REF=1                    the same with the kit's answers
  *   make check LAB=04                        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/04-occupancy.cu)
+ * The kit builds this file into a program (common/lab/04-occupancy/harness.cu)
  * that checks your occupancy calculator against the rules on seven GPUs
  * and against the CUDA runtime's own answers on yours, runs the kernels
  * below at the course's and the book's launch configurations, measures
@@ -16,7 +16,7 @@
  *
  * The calculator is yours to write: the runtime's occupancy functions
  * (cudaOccupancy...) do not exist in this file. gpu_limits is in
- * common/harness/04-occupancy.h. in_floats is `const float *` and
+ * common/lab/04-occupancy/contract.h. in_floats is `const float *` and
  * out_floats is `float *`; the kit also builds a copy of this file in which
  * they are counting arrays (it traces each warp's SM and time there): keep
  * these types, and index the arrays.

@@ -7,7 +7,7 @@
  *   make check LAB=06        grade it as your instructor will
  *   make sanitize LAB=06 TOOL=racecheck    look for shared-memory races
  *
- * The kit builds this file into a program (common/harness/06-shared-memory.cu)
+ * The kit builds this file into a program (common/lab/06-shared-memory/harness.cu)
  * that transposes an n x n matrix of fresh random floats with each kernel,
  * times it against a plain copy (the bandwidth ceiling), counts the segments
  * of every global request and the wavefronts of every shared-memory request

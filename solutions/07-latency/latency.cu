@@ -6,7 +6,7 @@
  *   make run LAB=07 REF=1    the same with the kit's answers
  *   make check LAB=07        grade it as your instructor will
  *
- * The kit builds this file into a program (common/harness/07-latency.cu)
+ * The kit builds this file into a program (common/lab/07-latency/harness.cu)
  * that measures how long one load takes (one thread chasing pointers
  * through L1, L2 and DRAM) and how many bytes per second the memory
  * delivers, hands both to your littles_law, and runs the two kernels below

@@ -1,6 +1,6 @@
 """The labs' CSV tables, read by column name and checked.
 
-Each lab's program writes its table with --csv FILE (common/harness/NN-*.cu;
+Each lab's program writes its table with --csv FILE (common/lab/NN-*/harness.cu;
 every table starts with gpu, size, seed); Lab 05 also writes its timeline
 with --timeline FILE. A table is read with the csv module, by the names in
 its header: columns the kit adds later are ignored, a column a figure needs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 05: CUDA streams - overlapping transfers and kernels.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=05-streams
 

@@ -48,7 +48,7 @@
 #include "kit_timing.h"
 #include "kit_trace.h"
 
-#include "04-occupancy.h"
+#include "contract.h"
 #include "kit_student.h"
 
 #define DEFAULT_ITERATIONS 20000 /* the scenario kernel's loop (the course: 1,000,000 on a K40) */

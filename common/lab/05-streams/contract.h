@@ -28,10 +28,10 @@ struct vector_pipeline {
 /*
  * The student's code is host code that drives the GPU itself, so the
  * harness reaches it through the kit's side in the student's process
- * (05-streams-remote.h; kit_student.h): in grading that is the worker, and
+ * (05-streams/remote.h; kit_student.h): in grading that is the worker, and
  * the judge keeps the inputs, the checks, the clock and the verdict.
  */
-#define KIT_REMOTE_H "05-streams-remote.h"
+#define KIT_REMOTE_H "common/lab/05-streams/remote.h"
 #define LAB05_MAX_CHUNKS 64
 #define LAB05_MAX_CALLS (8 * LAB05_MAX_CHUNKS + 64)
 #define LAB05_MAX_SPANS (LAB05_MAX_CALLS + 4 * LAB05_MAX_CHUNKS)

@@ -20,7 +20,7 @@
  *   to 16 independent loads per thread.
  * Part 6, instruction throughput: float against double FMA, expf and sinf
  *   against __expf and __sinf and against a --use_fast_math build
- *   (07-latency-fastmath.cu), beside the Programming Guide's throughputs;
+ *   (07-latency/harness-fastmath.cu), beside the Programming Guide's throughputs;
  *   and what each loses in accuracy against a double CPU reference.
  *
  * Every streaming kernel writes one partial sum per thread; the inputs are
@@ -39,12 +39,12 @@
 #include "kit_row.h"
 #include "kit_timing.h"
 
-#include "07-latency.h"
+#include "contract.h"
 #include "kit_student.h"
 
 #define LAT_MATH_TABLE lat_math_precise
 #define LAT_MATH_FAST 0
-#include "07-latency-math.h"
+#include "throughput.h"
 
 #define LINE_BYTES 128
 #define WORDS_PER_LINE (LINE_BYTES / 4)
@@ -1441,7 +1441,7 @@ static void verdict(lab *L)
     }
     if (L->fast_differs != 2) {
         fprintf(stderr, "%s: the --use_fast_math build's expf and sinf gave the accurate functions' results: "
-                        "07-latency-fastmath.cu was not built with the flag (Makefile)\n",
+                        "07-latency/harness-fastmath.cu was not built with the flag (Makefile)\n",
                 kit_program);
         L->pass = 0;
     }

@@ -1,6 +1,6 @@
 /*
- * 08-multi-gpu-tools.h - small tools of Lab 08's harness that its side in
- * the student's process (08-multi-gpu-remote.h) uses too.
+ * 08-multi-gpu/tools.h - small tools of Lab 08's harness that its side in
+ * the student's process (08-multi-gpu/remote.h) uses too.
  */
 #ifndef KIT_LAB_08_TOOLS_H
 #define KIT_LAB_08_TOOLS_H

@@ -40,12 +40,12 @@ struct multi_gpu {
 /*
  * The student's code is host code that drives the GPUs itself, so the
  * harness reaches it through the kit's side in the student's process
- * (08-multi-gpu-remote.h; kit_student.h): in grading that is the worker,
+ * (08-multi-gpu/remote.h; kit_student.h): in grading that is the worker,
  * and the judge keeps the inputs, the check of C, the clock and the
  * verdict. What that side finds it says in words (text), which the
  * harness prints.
  */
-#define KIT_REMOTE_H "08-multi-gpu-remote.h"
+#define KIT_REMOTE_H "common/lab/08-multi-gpu/remote.h"
 #define LAB08_TEXT 2048
 
 struct lab08_out {

@@ -45,11 +45,11 @@
 #include "kit_row.h"
 #include "kit_timing.h"
 
-#include "08-multi-gpu.h"
-#include "08-multi-gpu-tools.h"
+#include "contract.h"
+#include "tools.h"
 #include "kit_student.h"
 #if !KIT_TIME_BY_CLOCK
-#include "08-multi-gpu-remote.h"
+#include "remote.h"
 #endif
 
 /* 3 x 256 MiB in pinned host memory: tens of ms of copies on PCIe 3, about
@@ -85,7 +85,7 @@
  * many arrays of --size on any GPU (one GPU: its share is all three). */
 #define GPU_ARRAYS 6
 
-/* The kit's side in the student's process (08-multi-gpu-remote.h): here in
+/* The kit's side in the student's process (08-multi-gpu/remote.h): here in
  * this program; in grading, in the worker, which the judge's stubs reach. */
 static const kit_remote_api *remote = &kit_remote;
 

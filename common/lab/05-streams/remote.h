@@ -1,5 +1,5 @@
 /*
- * 05-streams-remote.h - the kit's side of Lab 05 in the process that runs
+ * 05-streams/remote.h - the kit's side of Lab 05 in the process that runs
  * the student's code (kit_student.h, KIT_REMOTE_FUNCTIONS): the lab's own
  * program includes it beside its harness; in grading, only the worker
  * does, and the judge reaches it through stubs (common/harness/judge.cu).
@@ -20,7 +20,7 @@
 
 #include <nvtx3/nvToolsExtCudaRt.h>
 
-#include "05-streams.h"
+#include "contract.h"
 #include "kit_student.h"
 
 #ifdef KIT_MSG_MAX

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 03: warp divergence.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=03-divergence
 

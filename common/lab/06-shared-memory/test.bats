@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 06: shared memory - transpose, bank conflicts, pitched arrays.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=06-shared-memory
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 04: occupancy and SM efficiency.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=04-occupancy
 

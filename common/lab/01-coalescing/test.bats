@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 01: coalesced access to global memory.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=01-coalescing
 

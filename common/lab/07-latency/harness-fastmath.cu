@@ -1,5 +1,5 @@
 /*
- * 07-latency-fastmath.cu - Lab 07's compute-bound kernels (07-latency-math.h)
+ * 07-latency/harness-fastmath.cu - Lab 07's compute-bound kernels (07-latency/throughput.h)
  * built a second time, with --use_fast_math, for the harness (07-latency.cu)
  * to time and check beside the build without it. Its one line below tells
  * the Makefile the flag:
@@ -8,5 +8,5 @@
  */
 #define LAT_MATH_TABLE lat_math_fast
 #define LAT_MATH_FAST 1
-#include "07-latency-math.h"
+#include "throughput.h"
 

@@ -43,10 +43,10 @@
 #include "kit_timeline.h"
 #include "kit_timing.h"
 
-#include "05-streams.h"
+#include "contract.h"
 #include "kit_student.h"
 #if !KIT_TIME_BY_CLOCK
-#include "05-streams-remote.h"
+#include "remote.h"
 #endif
 
 #define DEFAULT_SIZE (1u << 25) /* 3 x 128 MiB: copies of tens of ms on PCIe 3, a few on PCIe 5 */
@@ -102,7 +102,7 @@
 #define EXPERIMENT_REPS 9
 #define FOUR_WAY_CHUNKS 4
 
-/* The kit's side in the student's process (05-streams-remote.h): here in
+/* The kit's side in the student's process (05-streams/remote.h): here in
  * this program; in grading, in the worker, which the judge's stubs reach. */
 static const kit_remote_api *remote = &kit_remote;
 

@@ -1,5 +1,5 @@
 /*
- * 08-multi-gpu-remote.h - the kit's side of Lab 08 in the process that
+ * 08-multi-gpu/remote.h - the kit's side of Lab 08 in the process that
  * runs the student's code (kit_student.h, KIT_REMOTE_FUNCTIONS): the lab's
  * own program includes it beside its harness; in grading, only the worker
  * does, and the judge reaches it through stubs (common/harness/judge.cu).
@@ -28,7 +28,7 @@
 #include "kit_host.h"
 #include "kit_pipeline.h"
 
-#include "08-multi-gpu.h"
+#include "contract.h"
 #include "kit_student.h"
 
 #define MAX_TRACE 8192
@@ -65,7 +65,7 @@ static void lab08_take(char *out, size_t cap)
     lab08_text[0] = '\0';
 }
 
-#include "08-multi-gpu-tools.h"
+#include "tools.h"
 
 /* ---- the traced build: what gpus_add queued, in order ----------------------------- */
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 07: latency hiding, Little's law on the student's own GPU.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=07-latency
 
@@ -25,11 +25,11 @@ holds() { awk -v a="$1" -v b="$2" "BEGIN { exit !($3) }"; }
 @test "07: the fast-math part of the harness is built with --use_fast_math, the rest without" {
     # The objects named as make names them (relative to the kit: its path may hold a space).
     local b=${KIT_BUILD#"$KIT_ROOT"/}
-    run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" -n -B "$b/harness/$LAB-fastmath.o"
+    run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" -n -B "$b/harness/$LAB/harness-fastmath.o"
     assert_success
     assert_output --partial -- "--use_fast_math"
-    assert_output --partial "common/harness/$LAB-fastmath.cu"
-    run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" -n -B "$b/harness/$LAB.o"
+    assert_output --partial "common/lab/$LAB/harness-fastmath.cu"
+    run make -s -C "$KIT_ROOT" --no-print-directory KIT_BUILD="$KIT_BUILD" -n -B "$b/harness/$LAB/harness.o"
     assert_success
     refute_output --partial -- "--use_fast_math"
 }

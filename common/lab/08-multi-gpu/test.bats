@@ -3,7 +3,7 @@
 # those for two skip where the kit sees one (require_gpus 2), and fail
 # instead under KIT_REQUIRE_GPU=2.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=08-multi-gpu
 

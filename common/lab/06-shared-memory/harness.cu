@@ -29,7 +29,7 @@
 #include "kit_row.h"
 #include "kit_timing.h"
 
-#include "06-shared-memory.h"
+#include "contract.h"
 #include "kit_student.h"
 
 #define TILE 32

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Lab 02: grouping - semi-coalesced access and its trade-off.
 
-load test_helper
+load ../../../tests/test_helper
 
 LAB=02-grouping
 
