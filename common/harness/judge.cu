@@ -13,7 +13,7 @@
  *       read their attributes from the judge's own copy of the module.
  *
  * The Makefile compiles it as
- *   nvcc -DKIT_JUDGE=1 -DKIT_LAB_H='"01-coalescing.h"' -DKIT_LAB_NAME='"01-coalescing"' ...
+ *   nvcc -DKIT_JUDGE=1 -DKIT_LAB_H='"common/lab/01-coalescing/contract.h"' -DKIT_LAB_NAME='"01-coalescing"' ...
  */
 #include <curand_kernel.h>
 

@@ -12,14 +12,14 @@
  * Each build puts the file in a namespace of its own (kit_timed,
  * kit_counted), so that both link into one program with the harness, and
  * hands the harness a table of the functions its contract lists
- * (KIT_LAB_H, e.g. 01-coalescing.h). The table's initialiser checks each
+ * (KIT_LAB_H, e.g. common/lab/01-coalescing/contract.h). The table's initialiser checks each
  * function's type: a function missing from the file, or with other
  * parameters, stops the build with its name. Where the contract also lists
  * kernels the harness launches itself (KIT_STUDENT_KERNELS), each build
  * hands it their addresses too (kit_student.h), checked the same way.
  *
  * The Makefile compiles it as
- *   nvcc -DKIT_COUNTED=0|1 -DKIT_LAB_H='"01-coalescing.h"' \
+ *   nvcc -DKIT_COUNTED=0|1 -DKIT_LAB_H='"common/lab/01-coalescing/contract.h"' \
  *        -DKIT_STUDENT_FILE='"./labs/01-coalescing/coalescing.cu"' ...
  * so that the compiler names the student's file and line in its messages.
  */

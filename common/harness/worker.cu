@@ -9,7 +9,7 @@
  * result and keeps every time.
  *
  * The Makefile compiles it as
- *   nvcc -DKIT_LAB_H='"01-coalescing.h"' -DKIT_LAB_NAME='"01-coalescing"' ...
+ *   nvcc -DKIT_LAB_H='"common/lab/01-coalescing/contract.h"' -DKIT_LAB_NAME='"01-coalescing"' ...
  */
 #include <curand_kernel.h>
 #include <sys/stat.h>

@@ -22,7 +22,9 @@
  * groups of g.group_elems consecutive floats (G segments of 128 bytes).
  * Each warp picks one group at random, the same for its 32 lanes; then
  * every thread computes C[tid] = A[x] + B[x], `iterations` times, each time
- * at a fresh random x inside its warp's group.
+ * at a fresh random x inside its warp's group. The kit launches it as the
+ * course does (you wrote such launches in Lab 01): 1024 threads per
+ * block, a thread per element, the last block's surplus threads idle.
  *
  * TODO(1) The 32 lanes of a warp must agree on the group without talking
  * to each other. cuRAND streams are deterministic: curand_init(seed,
@@ -40,18 +42,7 @@ __global__ void semi_coalesced_access(in_floats A, in_floats B, out_floats C, un
 }
 
 /*
- * TODO(2) The launch, on the default stream, with the course's 1024 threads
- * per block: how many blocks, so that every element has its thread whatever
- * n is?
- */
-void launch_semi_coalesced_access(const float *A, const float *B, float *C, unsigned int n,
-                                  int iterations, struct grouping g, unsigned long long seed)
-{
-    /* TODO(2) */
-}
-
-/*
- * TODO(3) Predict, before you run the sweep, the largest G (a power of two)
+ * TODO(2) Predict, before you run the sweep, the largest G (a power of two)
  * that stays within 2x of the coalesced time on this GPU. A model to start
  * from: each warp keeps coming back to its own group of G segments, in A
  * and in B, so grouping stays cheap while the groups of all the warps that
@@ -61,5 +52,5 @@ void launch_semi_coalesced_access(const float *A, const float *B, float *C, unsi
  */
 unsigned int largest_cached_group(struct l1_facts f)
 {
-    return 0; /* TODO(3) */
+    return 0; /* TODO(2) */
 }

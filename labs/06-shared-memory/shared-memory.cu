@@ -63,17 +63,18 @@ __global__ void transpose_padded(in_floats in, out_floats out, unsigned int n)
     /* TODO(2) */
 }
 
+/*
+ * TODO(3) The launches of the three kernels. All three move one tile per
+ * block, each thread TILE / ROWS elements of it (the loop over j): which
+ * block shape does that loop expect, and which grid gives every tile of
+ * the n x n matrix its block (n need not be a multiple of TILE)? The kit
+ * counts the elements each kernel reads and writes: each exactly once.
+ */
 void launch_transpose_naive(const float *in, float *out, unsigned int n)
 {
-    dim3 block(TILE, ROWS), grid((n + TILE - 1) / TILE, (n + TILE - 1) / TILE);
-    transpose_naive<<<grid, block>>>(in, out, n);
+    /* TODO(3) */
 }
 
-/*
- * TODO(3) The launches of your two kernels: which grid and which block
- * shape give every tile of the n x n matrix its block (n need not be a
- * multiple of TILE)?
- */
 void launch_transpose_shared(const float *in, float *out, unsigned int n)
 {
     /* TODO(3) */

@@ -1,6 +1,6 @@
 /*
- * 01-coalescing.h - what labs/01-coalescing/coalescing.cu defines for its
- * harness (01-coalescing.cu): X(return type, name, (parameters)).
+ * contract.h (Lab 01) - what labs/01-coalescing/coalescing.cu defines for its
+ * harness (harness.cu): X(return type, name, (parameters)).
  */
 #ifndef KIT_LAB_01_H
 #define KIT_LAB_01_H

@@ -17,7 +17,7 @@
  * the reach of a warp; every element of C is checked, every warp must read
  * inside one group, and the warps' groups must be spread at random. Last,
  * the student's prediction of the largest G that stays within 2x of
- * coalesced (TODO(3)) beside the sweep's answer.
+ * coalesced (TODO(2)) beside the sweep's answer.
  */
 #include "kit_args.h"
 #include "kit_check.h"
@@ -36,7 +36,7 @@
 #define FLOATS_PER_SEGMENT (KIT_SEGMENT_BYTES / sizeof(float))
 /* A G whose time is within this share of random's is "like random". */
 #define LIKE_RANDOM 1.30
-/* "Close to coalesced": the prediction of TODO(3) is about this factor. */
+/* "Close to coalesced": the prediction of TODO(2) is about this factor. */
 #define FAST_FACTOR 2.0
 #define MAX_ROWS 32
 
@@ -105,10 +105,20 @@ static void launch(const run_t *r, int counting)
             kit_random_access<const float *, float *><<<blocks, THREADS_PER_BLOCK>>>(
                 v->dA, v->dB, v->dC, v->n, r->iterations, kit_np(v->n), r->seed);
         break;
-    case SEMI:
-        (counting ? counted : timed)
-            ->launch_semi_coalesced_access(v->dA, v->dB, v->dC, v->n, r->iterations, r->g, r->seed);
+    case SEMI: {
+        /* The student's kernel, launched as the course does. */
+        const float *a = v->dA, *b = v->dB;
+        float *c = v->dC;
+        unsigned int n = v->n;
+        int iterations = r->iterations;
+        struct grouping g = r->g;
+        unsigned long long seed = r->seed;
+        void *args[] = {(void *)&a, (void *)&b, (void *)&c, (void *)&n, (void *)&iterations, (void *)&g,
+                        (void *)&seed};
+        KIT_CHECK(cudaLaunchKernel((counting ? kit_kernels_counted : kit_kernels_timed)[KIT_KERNEL_semi_coalesced_access],
+                                   dim3(blocks), dim3(THREADS_PER_BLOCK), args, 0, 0));
         break;
+    }
     }
 }
 
@@ -211,7 +221,7 @@ static double check_groups(const kit_vecadd *v, struct grouping g, unsigned int 
     return (double)distinct / g.group_count;
 }
 
-/* ---- the prediction (TODO(3)) ------------------------------------------------ */
+/* ---- the prediction (TODO(2)) ------------------------------------------------ */
 
 /* An SM's L1 data cache with its shared memory, by compute capability
  * (CUDA C++ Programming Guide, "Compute Capabilities"); for others, the
@@ -229,7 +239,7 @@ static unsigned int l1_bytes_for(const kit_device *d)
 }
 
 /*
- * The kit's own answer to TODO(3), for the check. "Fit together" has two
+ * The kit's own answer to TODO(2), for the check. "Fit together" has two
  * honest readings where the groups fill the L1 exactly (an H100: 64 warps
  * x 2 arrays x 16 segments x 128 B = 256 KiB; an RTX 3090 the same way):
  * `<=` (filling it still fits) and `<` (a cache that is exactly full has
@@ -281,7 +291,7 @@ static int check_prediction(struct l1_facts here, unsigned int predicted)
     /* Name the first disagreement with the reading this GPU's answer suggests. */
     strict = predicted != model_largest_group(here, 0) && predicted == model_largest_group(here, 1);
     if (predicted != model_largest_group(here, strict)) {
-        fprintf(stderr, "%s: largest_cached_group: %u for this GPU, but the model gives %u (TODO(3))\n",
+        fprintf(stderr, "%s: largest_cached_group: %u for this GPU, but the model gives %u (TODO(2))\n",
                 kit_program, predicted, model_largest_group(here, 0));
         return 0;
     }
@@ -289,7 +299,7 @@ static int check_prediction(struct l1_facts here, unsigned int predicted)
         unsigned int want = model_largest_group(others[i].f, strict);
         if (got[i] != want) {
             fprintf(stderr, "%s: largest_cached_group: %u for %s (L1 %u KiB, %u threads and %u blocks per "
-                            "SM, %u threads per block, %u arrays), but the model gives %u%s (TODO(3))\n",
+                            "SM, %u threads per block, %u arrays), but the model gives %u%s (TODO(2))\n",
                     kit_program, got[i], others[i].gpu, others[i].f.l1_bytes / 1024,
                     others[i].f.max_threads_per_sm, others[i].f.max_blocks_per_sm,
                     others[i].f.threads_per_block, others[i].f.arrays, want,
@@ -393,7 +403,7 @@ int main(int argc, char **argv)
     for (unsigned int G = only_g ? (unsigned int)only_g : 1; G <= (only_g ? (unsigned int)only_g : max_g); G *= 2) {
         char key[24];
         snprintf(key, sizeof key, "g-%u", G);
-        kit_row_name(&rows[nrows], key, "TODO(1) and TODO(2)", "semi_coalesced_access G=%u", G);
+        kit_row_name(&rows[nrows], key, "TODO(1)", "semi_coalesced_access G=%u", G);
         gs[nrows] = G;
         r.g = grouping_for(n, G);
         reach[nrows] = (double)r.g.group_elems / n;
@@ -462,7 +472,7 @@ int main(int argc, char **argv)
                 print_bar(rows[i].t.median_ms, t_full, t_non, 50);
                 printf(" %.3f ms\n", rows[i].t.median_ms);
             }
-        printf("\nyour prediction (TODO(3)): G up to %u stays within %.0fx of coalesced (L1 %u KiB per SM)\n",
+        printf("\nyour prediction (TODO(2)): G up to %u stays within %.0fx of coalesced (L1 %u KiB per SM)\n",
                predicted, FAST_FACTOR, facts.l1_bytes / 1024);
         if (arithmetic_bound)
             printf("the sweep: none; G=1 already takes %.1fx the coalesced time: on this GPU (%d SMs) the\n"

@@ -137,12 +137,12 @@ CASES
     run "$SKELETON" --size 1M --reps 1 --segments-per-group 16
     assert_failure 1
     assert_line "result: FAIL"
-    assert_output --partial "semi_coalesced_access G=16: 1048576 of 1048576 elements are wrong; see TODO(1) and TODO(2)"
+    assert_output --partial "semi_coalesced_access G=16: 1048576 of 1048576 elements are wrong; see TODO(1)"
     assert_output --partial "largest_cached_group: 0 for this GPU"
 }
 
 # bats test_tags=gpu
-@test "02: TODO(3) at a tie: '<' and '<=' both pass; forgetting a block or an array fails" {
+@test "02: TODO(2) at a tie: '<' and '<=' both pass; forgetting a block or an array fails" {
     require_gpu
     local fixtures="$KIT_BUILD/tests/fixtures/lab02" f
     for f in strict-tie warps-per-block one-array; do
@@ -165,7 +165,7 @@ CASES
         assert_failure 1
         assert_line "result: FAIL"
         assert_output --partial "largest_cached_group: "
-        assert_output --partial "(TODO(3))"
+        assert_output --partial "(TODO(2))"
     done
 }
 

@@ -1,6 +1,6 @@
 /*
- * 03-divergence.h - what labs/03-divergence/divergence.cu defines for its
- * harness (03-divergence.cu): X(return type, name, (parameters)).
+ * contract.h (Lab 03) - what labs/03-divergence/divergence.cu defines for its
+ * harness (harness.cu): X(return type, name, (parameters)).
  *
  * Both builds are optimised as usual. The counting build still counts each
  * store in the branch body the source puts it in, because kit_counted.h's

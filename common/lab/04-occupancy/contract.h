@@ -1,6 +1,6 @@
 /*
- * 04-occupancy.h - what labs/04-occupancy/occupancy.cu defines for its
- * harness (04-occupancy.cu), and the limits its occupancy calculator works
+ * contract.h (Lab 04) - what labs/04-occupancy/occupancy.cu defines for its
+ * harness (harness.cu), and the limits its occupancy calculator works
  * with.
  */
 #ifndef KIT_LAB_04_H

@@ -1,6 +1,6 @@
 /*
- * 05-streams.h - what labs/05-streams/streams.cu defines for its harness
- * (05-streams.cu), the job it is handed, and what its scope holds.
+ * contract.h (Lab 05) - what labs/05-streams/streams.cu defines for its harness
+ * (harness.cu), the job it is handed, and what its scope holds.
  */
 #ifndef KIT_LAB_05_H
 #define KIT_LAB_05_H

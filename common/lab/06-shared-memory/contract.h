@@ -1,6 +1,6 @@
 /*
- * 06-shared-memory.h - what labs/06-shared-memory/shared-memory.cu defines
- * for its harness (06-shared-memory.cu): X(return type, name, (parameters)).
+ * contract.h (Lab 06) - what labs/06-shared-memory/shared-memory.cu defines
+ * for its harness (harness.cu): X(return type, name, (parameters)).
  * Each launch transposes the n x n matrix in (row by row) into out.
  */
 #ifndef KIT_LAB_06_H

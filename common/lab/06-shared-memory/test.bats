@@ -116,10 +116,30 @@ CASES
     run "$SKELETON" --matrix 256
     assert_failure 1
     assert_line "result: FAIL"
+    assert_output --partial "transpose_naive: 65536 of 65536 elements are wrong; see TODO(3)"
     assert_output --partial "transpose_shared: 65536 of 65536 elements are wrong; see TODO(1) and TODO(3)"
     assert_output --partial "transpose_padded: 65536 of 65536 elements are wrong; see TODO(2) and TODO(3)"
     assert_output --partial "cudaMallocPitch: scale_rows: element 0 (row 0, column 0)"
     assert_output --partial "(TODO(4))"
+}
+
+# bats test_tags=gpu
+@test "06: TODO(3): a launch whose blocks do not match the kernel's loop fails, pointing at TODO(3); ROWS = 16 passes" {
+    require_gpu
+    run "$KIT_BUILD/tests/fixtures/lab06/naive-square-block" --matrix 1000 --reps 1
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "wrong-elements-naive: 0"
+    assert_output --partial "transpose_naive: its threads read 3952000 and wrote 3952000 elements of the 1000000"
+    assert_output --partial "(TODO(3))"
+    # The shared kernels' launches are right in it, and not blamed.
+    refute_output --partial "transpose_shared: its threads"
+    run "$KIT_BUILD/tests/fixtures/lab06/rows-16" --matrix 1000 --reps 1
+    assert_success
+    assert_line "result: PASS"
+    run "$REF" --matrix 1000 --reps 1
+    assert_success
+    assert_line "result: PASS"
 }
 
 # bats test_tags=gpu

@@ -1,6 +1,6 @@
 /*
- * 07-latency.h - what labs/07-latency/latency.cu defines for its harness
- * (07-latency.cu), and the two structs its littles_law works with.
+ * contract.h (Lab 07) - what labs/07-latency/latency.cu defines for its harness
+ * (harness.cu), and the two structs its littles_law works with.
  */
 #ifndef KIT_LAB_07_H
 #define KIT_LAB_07_H

@@ -1,6 +1,6 @@
 /*
  * 07-latency/harness-fastmath.cu - Lab 07's compute-bound kernels (07-latency/throughput.h)
- * built a second time, with --use_fast_math, for the harness (07-latency.cu)
+ * built a second time, with --use_fast_math, for the harness (harness.cu)
  * to time and check beside the build without it. Its one line below tells
  * the Makefile the flag:
  *

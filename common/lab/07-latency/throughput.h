@@ -2,9 +2,9 @@
  * 07-latency/throughput.h - Lab 07's part 4, instruction throughput: the kit's
  * compute-bound kernels, built twice into one program:
  *
- *   07-latency.cu            as every kernel of the kit is built: expf and
+ *   harness.cu               as every kernel of the kit is built: expf and
  *                            sinf are the accurate library functions;
- *   07-latency/harness-fastmath.cu   with --use_fast_math: expf and sinf become
+ *   harness-fastmath.cu      with --use_fast_math: expf and sinf become
  *                            __expf and __sinf, as the course's notes 003
  *                            describe for the flag.
  *

@@ -1,6 +1,6 @@
 /*
- * 08-multi-gpu.h - what labs/08-multi-gpu/multi-gpu.cu defines for its
- * harness (08-multi-gpu.cu), the job it is handed, and what its builds add.
+ * contract.h (Lab 08) - what labs/08-multi-gpu/multi-gpu.cu defines for its
+ * harness (harness.cu), the job it is handed, and what its builds add.
  */
 #ifndef KIT_LAB_08_H
 #define KIT_LAB_08_H

@@ -23,7 +23,7 @@
  * and C are filled with garbage; right after it every stream must be done
  * and no error left behind; then every element of C is compared with A + B
  * on the host. One run goes through the traced build of the student's file
- * (08-multi-gpu.h), which shows the kit the order of the copies and waits:
+ * (contract.h), which shows the kit the order of the copies and waits:
  * no copy may be queued after a wait (else the GPUs, or the chunks, ran one
  * after the other), none in the default stream or another GPU's stream,
  * each chunk in its own stream, and each GPU's share copied exactly once.
