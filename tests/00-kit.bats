@@ -187,6 +187,35 @@ kit_sources() {
         fail "the README gives no counts of the suite on a machine without a GPU"
 }
 
+@test "kit: a table declared once gives the table, the CSV and the key: value lines alike" {
+    run "$UNIT" table
+    assert_success
+    # For people: "-" where a row has no figure, or none worth showing.
+    assert_line --regexp '^kernel +time \(ms\) +vs first +sh wf  check$'
+    assert_line --regexp '^first kernel +2\.000 +1\.0x +32\.0  ok$'
+    assert_line --regexp '^second kernel +- +- +-  WRONG$'
+    assert_line --regexp '^third kernel +5\.000 +2\.5x +-  ok$'
+    # The CSV, read by a CSV parser: the columns the declaration names, in
+    # its order, 0 where a row has no figure, correct last.
+    grep -E '^(gpu|"Some GPU")' <<<"$output" | python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+assert list(rows[0].keys()) == ["gpu", "size", "seed", "kernel", "time_ms", "time_vs_first", "hidden", "correct"], rows[0].keys()
+assert [r["kernel"] for r in rows] == ["first kernel", "second kernel", "third kernel"]
+assert [r["time_vs_first"] for r in rows] == ["1.0000", "0.0000", "2.5000"]
+assert [r["correct"] for r in rows] == ["1", "0", "1"]
+assert rows[2]["gpu"] == "Some GPU" and rows[2]["size"] == "1000" and rows[2]["seed"] == "7"
+' || fail "the CSV is not the declaration's"
+    # key: value: each row's own lines, and a column's only where it has a
+    # figure (the wrong row has no time, so no ratio).
+    assert_line "ratio-first: 1.00"
+    assert_line "ratio-third: 2.50"
+    refute_line --partial "ratio-second"
+    assert_line "wrong-elements-second: 5"
+    assert_line "wavefronts-first: 32.0000"
+    assert_line "wavefronts-third: 0.0000"
+}
+
 @test "kit: sizes are read as digits, K/M/G and 2^E" {
     local text want
     while read -r text want; do

@@ -27,6 +27,9 @@
  *   kit-unit focus FOCUS ALSO KEY...      the runs each row KEY gets under --focus FOCUS
  *                                         with kit_focus_also ALSO (- for none): 0 until
  *                                         steady, 1 once (kit_policy_for)
+ *   kit-unit table                        a table of three rows (one wrong, one
+ *                                         untimed) declared once (kit_table.h):
+ *                                         the table, the CSV, the key: value lines
  *   kit-unit host-share                   the judge's shared host memory
  *                                         (kit_judge_host_alloc) handed to a child
  *                                         over the kit's socket (kit_proto.h), as the
@@ -38,6 +41,7 @@
 #include "kit_device.h"
 #include "kit_report.h"
 #include "kit_rng.h"
+#include "kit_table.h"
 #include "kit_timeline.h"
 #include "kit_timing.h"
 #include "kit_trace.h"
@@ -45,6 +49,23 @@
 #include "kit_judge.h"
 #include <dirent.h>
 #include <sys/wait.h>
+
+/* The table of `kit-unit table`: a time, a ratio to the first row shown as
+ * "x", a count shown only where the row has shared requests. */
+static double unit_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
+static double unit_ratio(const kit_row *r, const void *x)
+{
+    const kit_row *first = (const kit_row *)x;
+    return r->timed && first->timed ? r->t.median_ms / first->t.median_ms : NAN;
+}
+static double unit_wavefronts(const kit_row *r, const void *) { return kit_per(&r->counts, KIT_SH_LD_WAVEFRONTS, KIT_SH_LD_REQUESTS); }
+static int unit_has_shared(const kit_row *r, const void *) { return r->counts.c[KIT_SH_LD_REQUESTS] != 0; }
+static const kit_column unit_columns[] = {
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, unit_time, NULL},
+    {"vs first", 9, 1, "x", "time_vs_first", 4, "ratio-%s", 2, unit_ratio, NULL},
+    {NULL, 0, 0, NULL, "hidden", 1, NULL, 0, unit_time, NULL},
+    {"sh wf", 6, 1, "", NULL, 0, "wavefronts-%s", 4, unit_wavefronts, unit_has_shared},
+};
 
 /* How many descriptors this process has open (/proc/self/fd, less its own). */
 static int open_descriptors(void)
@@ -255,9 +276,25 @@ int main(int argc, char **argv)
                    grow ? "done" : "refused", stray_closed ? "closed" : "kept");
             kit_judge_host_free(p);
         }
+    } else if (strcmp(cmd, "table") == 0 && argc == 2) {
+        kit_row rows[3];
+        kit_device d;
+        memset(&d, 0, sizeof d);
+        snprintf(d.name, sizeof d.name, "Some GPU");
+        kit_row_name(&rows[0], "first", NULL, "first kernel");
+        rows[0].wrong = 0, rows[0].timed = 1, rows[0].t.median_ms = 2.0f;
+        rows[0].counts.c[KIT_SH_LD_REQUESTS] = 4, rows[0].counts.c[KIT_SH_LD_WAVEFRONTS] = 128;
+        kit_row_name(&rows[1], "second", "TODO(1)", "second kernel");
+        rows[1].wrong = 5;
+        kit_row_name(&rows[2], "third", NULL, "third kernel");
+        rows[2].wrong = 0, rows[2].timed = 1, rows[2].t.median_ms = 5.0f;
+        kit_table t = {"kernel", 14, rows, 3, unit_columns, KIT_COUNT(unit_columns), &rows[0]};
+        kit_table_print(&t);
+        kit_table_csv(stdout, &t, &d, 1000, 7, 1);
+        kit_table_kv(&t);
     } else {
         kit_die(KIT_EXIT_USAGE, "usage: kit-unit parse-size|np|default-size|expected-distinct|"
-                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible|focus|host-share "
+                                "grouped|median|trace|trace-waves|banner|check-error|overlap-possible|focus|table|host-share "
                                 "ARGS (see the source)");
     }
     return 0;

@@ -28,6 +28,7 @@
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
+#include "kit_table.h"
 #include "kit_timing.h"
 #include "kit_vecadd.h"
 
@@ -494,15 +495,47 @@ static void measure_matrix(matrix_run *m, enum sums which, kit_row *row, const k
 
 /* ---- the report ------------------------------------------------------------ */
 
-static void print_time(const kit_row *r)
-{
-    if (r->timed)
-        printf(" %11.3f", r->t.median_ms);
-    else
-        printf(" %11s", "-");
-}
+/* The two tables, declared once: what each column shows, in the table, the
+ * CSV and the key: value lines (kit_table.h). One CSV holds both. */
+typedef struct {
+    const kit_row *full; /* the coalesced kernel: the yardstick */
+    double bytes;        /* one array */
+    int iterations;
+} vec_table;
 
-static const char *check_word(const kit_row *r) { return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok"; }
+static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
+static double col_vs_full(const kit_row *r, const void *x)
+{
+    const kit_row *full = ((const vec_table *)x)->full;
+    return r->timed && full->timed && full->t.median_ms > 0 ? r->t.median_ms / full->t.median_ms : NAN;
+}
+static double col_none(const kit_row *, const void *) { return NAN; }
+static double col_segments(const kit_row *r, const void *) { return kit_row_segments(r); }
+static double col_sectors(const kit_row *r, const void *) { return kit_row_sectors(r); }
+static double col_gbs(const kit_row *r, const void *x)
+{
+    const vec_table *v = (const vec_table *)x;
+    return r->timed ? 3.0 * v->bytes * v->iterations / (r->t.median_ms * 1e6) : NAN;
+}
+static double col_efficiency(const kit_row *r, const void *) { return kit_row_load_efficiency(r); }
+static double col_bytes_used(const kit_row *r, const void *) { return 100.0 * kit_row_load_efficiency(r); }
+
+static const kit_column vec_columns[] = {
+    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"time/coal", 10, 1, "x", "time_vs_coalesced", 4, NULL, 0, col_vs_full, NULL},
+    {"segments/req", 14, 2, "", "segments_per_request", 4, NULL, 0, col_segments, NULL},
+    {"sectors/req", 12, 2, "", "sectors_per_request", 4, NULL, 0, col_sectors, NULL},
+    {"req. GB/s", 12, 0, "", NULL, 0, NULL, 0, col_gbs, NULL},
+    {NULL, 0, 0, NULL, "load_efficiency", 4, NULL, 0, col_efficiency, NULL},
+};
+static const kit_column sum_columns[] = {
+    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {NULL, 0, 0, NULL, "time_vs_coalesced", 4, NULL, 0, col_none, NULL},
+    {"segments/req", 14, 2, "", "segments_per_request", 4, NULL, 0, col_segments, NULL},
+    {"sectors/req", 12, 2, "", "sectors_per_request", 4, NULL, 0, col_sectors, NULL},
+    {"bytes used", 12, 0, "%", NULL, 0, NULL, 0, col_bytes_used, NULL},
+    {NULL, 0, 0, NULL, "load_efficiency", 4, NULL, 0, col_efficiency, NULL},
+};
 
 /* The default matrix: the smallest power of two n whose n x n floats are at
  * least four L2s, from 1,024 up, and no more than a quarter of free memory. */
@@ -611,6 +644,9 @@ int main(int argc, char **argv)
     double stream_gbs = stream.timed ? 3.0 * v.bytes / (stream.t.median_ms * 1e6) : 0.0;
     double copy_gbs = 2.0 * v.bytes / (copy.t.median_ms * 1e6);
     double copy_k_gbs = 2.0 * v.bytes / (copy_k.t.median_ms * 1e6);
+    vec_table vx = {&rows[0], (double)v.bytes, iterations};
+    kit_table part1 = {"kernel", 26, rows, nrows, vec_columns, KIT_COUNT(vec_columns), &vx};
+    kit_table part2 = {"kernel", 26, sums, 3, sum_columns, KIT_COUNT(sum_columns), NULL};
     FILE *csv = kit_csv_open(c.csv);
     if (csv != stdout) {
         kit_banner("Lab 01: coalesced access to global memory", &dev);
@@ -618,28 +654,14 @@ int main(int argc, char **argv)
                kit_grouped(n), v.bytes / 1048576.0, 3.0 * v.bytes / dev.l2_bytes);
         printf("%d iterations per thread, seed %llu; times are medians of steady runs\n\n",
                iterations, c.seed);
-        printf("%-26s %11s %10s %14s %12s %12s  %s\n", "kernel", "time (ms)", "time/coal",
-               "segments/req", "sectors/req", "req. GB/s", "check");
-        for (int i = 0; i < nrows; i++) {
-            printf("%-26s", rows[i].name);
-            print_time(&rows[i]);
-            if (rows[i].timed && rows[0].timed)
-                printf(" %9.1fx", rows[i].t.median_ms / t_full);
-            else
-                printf(" %10s", "-");
-            printf(" %14.2f %12.2f", kit_row_segments(&rows[i]), kit_row_sectors(&rows[i]));
-            if (rows[i].timed)
-                printf(" %12.0f", 3.0 * v.bytes * iterations / (rows[i].t.median_ms * 1e6));
-            else
-                printf(" %12s", "-");
-            printf("  %s\n", check_word(&rows[i]));
-        }
+        kit_table_print(&part1);
         printf("\nstreaming, each element read once:\n");
         if (stream.timed)
             printf("  %-36s %8.3f ms %8.0f GB/s  %s\n", "vector add (A, B read, C written)",
-                   stream.t.median_ms, stream_gbs, check_word(&stream));
+                   stream.t.median_ms, stream_gbs, kit_row_check_word(&stream));
         else
-            printf("  %-36s %8s    %8s       %s\n", "vector add (A, B read, C written)", "-", "-", check_word(&stream));
+            printf("  %-36s %8s    %8s       %s\n", "vector add (A, B read, C written)", "-", "-",
+                   kit_row_check_word(&stream));
         printf("  %-36s %8.3f ms %8.0f GB/s\n", copy.name, copy.t.median_ms, copy_gbs);
         printf("  %-36s %8.3f ms %8.0f GB/s\n", copy_k.name, copy_k.t.median_ms, copy_k_gbs);
         if (stream.timed)
@@ -661,26 +683,12 @@ int main(int argc, char **argv)
                    speedup, kit_grouped(n), kit_row_segments(&rows[0]), kit_row_segments(&rows[1]));
         printf("\nPart 2: sums of a %s x %s matrix of floats (%.1f MiB)\n\n", kit_grouped(matrix_n),
                kit_grouped(matrix_n), (double)matrix_n * matrix_n * 4 / 1048576.0);
-        printf("%-26s %11s %14s %12s %12s  %s\n", "kernel", "time (ms)", "segments/req",
-               "sectors/req", "bytes used", "check");
-        for (int i = 0; i < 3; i++) {
-            printf("%-26s", sums[i].name);
-            print_time(&sums[i]);
-            printf(" %14.2f %12.2f %11.0f%%  %s\n", kit_row_segments(&sums[i]), kit_row_sectors(&sums[i]),
-                   100.0 * kit_row_load_efficiency(&sums[i]), check_word(&sums[i]));
-        }
+        kit_table_print(&part2);
         printf("\n");
     }
     if (csv) {
-        fprintf(csv, "gpu,size,seed,kernel,time_ms,time_vs_coalesced,segments_per_request,"
-                     "sectors_per_request,load_efficiency,correct\n");
-        for (int i = 0; i < nrows + 3; i++) {
-            const kit_row *x = i < nrows ? &rows[i] : &sums[i - nrows];
-            kit_csv_prefix(csv, &dev, i < nrows ? n : (unsigned)matrix_n, c.seed);
-            fprintf(csv, "%s,%.6f,%.4f,%.4f,%.4f,%.4f,%d\n", x->name, x->timed ? x->t.median_ms : 0.0,
-                    x->timed && i < nrows && t_full > 0 ? x->t.median_ms / t_full : 0.0,
-                    kit_row_segments(x), kit_row_sectors(x), kit_row_load_efficiency(x), x->wrong == 0);
-        }
+        kit_table_csv(csv, &part1, &dev, n, c.seed, 1);
+        kit_table_csv(csv, &part2, &dev, (unsigned)matrix_n, c.seed, 0);
         kit_csv_close(csv);
     }
 
@@ -693,13 +701,11 @@ int main(int argc, char **argv)
     kit_kv("matrix", "%d", matrix_n);
     kit_kv("seed", "%llu", c.seed);
     kit_kv("iterations", "%d", iterations);
-    for (int i = 0; i < nrows; i++)
-        kit_row_kv(&rows[i]);
+    kit_table_kv(&part1);
     kit_row_kv(&stream);
     kit_row_kv(&copy);
     kit_row_kv(&copy_k);
-    for (int i = 0; i < 3; i++)
-        kit_row_kv(&sums[i]);
+    kit_table_kv(&part2);
     kit_kv("speedup-non-vs-full", "%.2f", speedup);
     if (own.iterations) {
         kit_kv("own-timing-iterations", "%d", own.iterations);

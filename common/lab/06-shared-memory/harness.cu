@@ -27,6 +27,7 @@
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
+#include "kit_table.h"
 #include "kit_timing.h"
 
 #include "contract.h"
@@ -352,21 +353,43 @@ static unsigned int default_n(const kit_device *d)
     return (unsigned int)n;
 }
 
-static void print_row(const kit_row *r, double bytes, double copy_gbs)
+/* Part 1's table, declared once: what each column shows, in the table, the
+ * CSV and the key: value lines (kit_table.h). */
+typedef struct {
+    double bytes;    /* moved by one transpose: read and written */
+    double copy_gbs; /* the copy's bandwidth, the ceiling */
+} tr_table;
+
+static double tr_gbs(const kit_row *r, const tr_table *x)
 {
-    printf("%-20s", r->name);
-    if (r->timed)
-        printf(" %10.3f %9.0f %7.0f%%", r->t.median_ms, bytes / (r->t.median_ms * 1e6),
-               copy_gbs > 0 ? 100.0 * bytes / (r->t.median_ms * 1e6) / copy_gbs : 0.0);
-    else
-        printf(" %10s %9s %8s", "-", "-", "-");
-    printf(" %10.2f %10.2f", kit_row_segments(r), st_segments(r));
-    if (r->counts.c[KIT_SH_LD_REQUESTS])
-        printf(" %10.2f %10.2f", sh_wavefronts(r, 1), sh_wavefronts(r, 0));
-    else
-        printf(" %10s %10s", "-", "-");
-    printf("  %s\n", r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok");
+    return r->timed ? x->bytes / (r->t.median_ms * 1e6) : NAN;
 }
+static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
+static double col_gbs(const kit_row *r, const void *x) { return tr_gbs(r, (const tr_table *)x); }
+static double col_of_copy(const kit_row *r, const void *x)
+{
+    const tr_table *t = (const tr_table *)x;
+    return !r->timed ? NAN : t->copy_gbs > 0 ? tr_gbs(r, t) / t->copy_gbs : 0.0;
+}
+static double col_percent_of_copy(const kit_row *r, const void *x) { return 100.0 * col_of_copy(r, x); }
+static double col_ld_segments(const kit_row *r, const void *) { return kit_row_segments(r); }
+static double col_st_segments(const kit_row *r, const void *) { return st_segments(r); }
+static double col_sh_store(const kit_row *r, const void *) { return sh_wavefronts(r, 1); }
+static double col_sh_load(const kit_row *r, const void *) { return sh_wavefronts(r, 0); }
+static int has_shared(const kit_row *r, const void *) { return r->counts.c[KIT_SH_LD_REQUESTS] != 0; }
+
+static const kit_column tr_columns[] = {
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"GB/s", 9, 0, "", "gbs", 2, "bandwidth-%s-gbs", 1, col_gbs, NULL},
+    {"of copy", 8, 0, "%", NULL, 0, NULL, 0, col_percent_of_copy, NULL},
+    {NULL, 0, 0, NULL, NULL, 0, "fraction-of-copy-%s", 3, col_of_copy, NULL},
+    {"ld seg/req", 10, 2, "", "load_segments_per_request", 4, NULL, 0, col_ld_segments, NULL},
+    {"st seg/req", 10, 2, "", "store_segments_per_request", 4, NULL, 0, col_st_segments, NULL},
+    {"sh st wf", 10, 2, "", "shared_store_wavefronts", 4, "shared-store-wavefronts-per-request-%s", 4,
+     col_sh_store, has_shared},
+    {"sh ld wf", 10, 2, "", "shared_load_wavefronts", 4, "shared-load-wavefronts-per-request-%s", 4,
+     col_sh_load, has_shared},
+};
 
 int main(int argc, char **argv)
 {
@@ -472,15 +495,14 @@ int main(int argc, char **argv)
 
     /* The report. */
     double bytes = 2.0 * n * n * 4, copy_gbs = rows[0].timed ? bytes / (rows[0].t.median_ms * 1e6) : 0.0;
+    tr_table tx = {bytes, copy_gbs};
+    kit_table table = {"kernel", 20, rows, 4, tr_columns, KIT_COUNT(tr_columns), &tx};
     FILE *csv = kit_csv_open(c.csv);
     if (csv != stdout) {
         kit_banner("Lab 06: shared memory - transpose, bank conflicts, pitched arrays", &dev);
         printf("Part 1: a %s x %s matrix of floats (%.0f MiB in, the same out: %.1fx the L2), seed %llu\n\n",
                kit_grouped(n), kit_grouped(n), n * (double)n * 4 / 1048576.0, bytes / dev.l2_bytes, c.seed);
-        printf("%-20s %10s %9s %8s %10s %10s %10s %10s  %s\n", "kernel", "time (ms)", "GB/s", "of copy",
-               "ld seg/req", "st seg/req", "sh st wf", "sh ld wf", "check");
-        for (int i = 0; i < 4; i++)
-            print_row(&rows[i], bytes, copy_gbs);
+        kit_table_print(&table);
         printf("(seg/req: 128-byte segments per global request; wf: wavefronts per shared request,\n"
                "the passes the 32 banks need: 1 without a conflict, up to 32)\n\n");
         printf("Part 2: the bank rules of compute capability 5.0 and later, one warp, one request\n\n");
@@ -502,14 +524,7 @@ int main(int argc, char **argv)
                "this GPU: 32 banks for the whole warp, as measured in part 2.\n\n");
     }
     if (csv) {
-        fprintf(csv, "gpu,size,seed,kernel,time_ms,gbs,load_segments_per_request,store_segments_per_request,"
-                     "shared_store_wavefronts,shared_load_wavefronts,correct\n");
-        for (int i = 0; i < 4; i++) {
-            kit_csv_prefix(csv, &dev, n, c.seed);
-            fprintf(csv, "%s,%.6f,%.2f,%.4f,%.4f,%.4f,%.4f,%d\n", rows[i].name, rows[i].timed ? rows[i].t.median_ms : 0.0,
-                    rows[i].timed ? bytes / (rows[i].t.median_ms * 1e6) : 0.0, kit_row_segments(&rows[i]),
-                    st_segments(&rows[i]), sh_wavefronts(&rows[i], 1), sh_wavefronts(&rows[i], 0), rows[i].wrong == 0);
-        }
+        kit_table_csv(csv, &table, &dev, n, c.seed, 1);
         kit_csv_close(csv);
     }
 
@@ -517,20 +532,7 @@ int main(int argc, char **argv)
     kit_kv_device(&dev);
     kit_kv("matrix", "%u", n);
     kit_kv("seed", "%llu", c.seed);
-    for (int i = 0; i < 4; i++) {
-        char key[64];
-        kit_row_kv(&rows[i]);
-        snprintf(key, sizeof key, "shared-load-wavefronts-per-request-%s", rows[i].key);
-        kit_kv(key, "%.4f", sh_wavefronts(&rows[i], 0));
-        snprintf(key, sizeof key, "shared-store-wavefronts-per-request-%s", rows[i].key);
-        kit_kv(key, "%.4f", sh_wavefronts(&rows[i], 1));
-        if (rows[i].timed) {
-            snprintf(key, sizeof key, "bandwidth-%s-gbs", rows[i].key);
-            kit_kv(key, "%.1f", bytes / (rows[i].t.median_ms * 1e6));
-            snprintf(key, sizeof key, "fraction-of-copy-%s", rows[i].key);
-            kit_kv(key, "%.3f", copy_gbs > 0 ? bytes / (rows[i].t.median_ms * 1e6) / copy_gbs : 0.0);
-        }
-    }
+    kit_table_kv(&table);
     if (rows[1].timed && rows[3].timed)
         kit_kv("speedup-padded-over-naive", "%.2f", rows[1].t.median_ms / rows[3].t.median_ms);
     for (int i = 0; i < KIT_COUNT(banks); i++) {
