@@ -40,7 +40,9 @@ with the reason, the points of each lab and the total. `make check` runs it.
 
 options:
   --seed S          grading seed: repeats an earlier grading's sizes and seeds
-  --sanitize        also run each lab once under compute-sanitizer (memcheck)
+  --sanitize        also run each lab under compute-sanitizer, once per tool its
+                    settings name (sanitize-tools: memcheck; racecheck too
+                    where blocks share memory)
   --report DIR      write report.txt, grades.csv, grades.tap (TAP), grades.xml
                     (JUnit) and results.json (Gradescope)
   --student NAME    the student's name in the reports (default: the user's name)
@@ -208,7 +210,7 @@ run_one() {
         worker="$(dirname "$prog")/worker"
         if [ "$mode" = sanitize ]; then
             wall=$(conf_get "$lab" sanitize-time-limit)
-            cmd=(env KIT_UNDER_SANITIZER=memcheck compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4)
+            cmd=(env KIT_UNDER_SANITIZER="$sanitize_tool" compute-sanitizer --tool "$sanitize_tool" --error-exitcode 99 --print-limit 4)
         fi
         worker_sandbox_cmd "$cpu" "$mem" "$cap" -- "${cmd[@]}" "$worker"
         printf '%s\0' "${sb_cmd[@]}" >"$rd/worker.argv"
@@ -228,7 +230,7 @@ run_one() {
     else
         if [ "$mode" = sanitize ]; then
             wall=$(conf_get "$lab" sanitize-time-limit)
-            cmd=(env KIT_UNDER_SANITIZER=memcheck compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 4 --log-file "$rd/sanitizer.log")
+            cmd=(env KIT_UNDER_SANITIZER="$sanitize_tool" compute-sanitizer --tool "$sanitize_tool" --error-exitcode 99 --print-limit 4 --log-file "$rd/sanitizer.log")
         fi
         # shellcheck disable=SC2206
         cmd+=("$prog" $args)
@@ -240,7 +242,7 @@ run_one() {
     sb_extra=()
     run_seconds=""
     [ -z "$started" ] || run_seconds=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
-    log "run $runs ($who): ${mode:+compute-sanitizer }$(basename "$prog") $args"
+    log "run $runs ($who): ${mode:+compute-sanitizer --tool $sanitize_tool }$(basename "$prog") $args"
     log "  exit status $run_rc${run_seconds:+ after $run_seconds s}"
 }
 
@@ -384,17 +386,28 @@ grade_checks() {
     fi
 
     if [ "$sanitize" = 1 ]; then
-        expand_args "$(conf_get "$lab" sanitize-args)"
-        args=$drawn
-        run_one student "$prog" "$args" sanitize
-        wall_used=$(conf_get "$lab" sanitize-time-limit)
-        if [ "$run_rc" = 99 ] || cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -qE '^=+ +Invalid'; then
-            log_detail
-            reason="out-of-bounds memory access at $args (compute-sanitizer): $(one_line "$(cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -m1 -E '^=+ +Invalid' | sed -E 's/^=+ +//')")"
-            return
-        fi
-        judged student "$args under compute-sanitizer"
-        [ "$verdict" = PASS ] || return
+        # Each tool the lab names (sanitize-tools: memcheck everywhere;
+        # racecheck where blocks share memory), one run each.
+        for sanitize_tool in $(conf_get "$lab" sanitize-tools); do
+            expand_args "$(conf_get "$lab" sanitize-args)"
+            args=$drawn
+            run_one student "$prog" "$args" sanitize
+            wall_used=$(conf_get "$lab" sanitize-time-limit)
+            if [ "$run_rc" = 99 ] || cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -qE '^=+ +(Invalid|Error: Race|ERROR: Race)'; then
+                log_detail
+                local first
+                first=$(one_line "$(cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null |
+                    grep -m1 -E '^=+ +(Invalid|Error|ERROR)' | sed -E 's/^=+ +//')")
+                case $sanitize_tool in
+                racecheck) reason="a data race in shared memory at $args (compute-sanitizer racecheck: threads of a block read what others write with no barrier between): $first" ;;
+                *) reason="out-of-bounds memory access at $args (compute-sanitizer $sanitize_tool): $first" ;;
+                esac
+                return
+            fi
+            judged student "$args under compute-sanitizer $sanitize_tool"
+            [ "$verdict" = PASS ] || return
+        done
+        sanitize_tool=memcheck
         wall_used=$limit
     fi
 
@@ -513,7 +526,7 @@ main() {
     # How the labs are built and run, named in every report.
     report_mode="in-process: the harness and the student's code share one process"
     local labs=() all_labs=() lab want hides=()
-    grading_seed="" sanitize=0 ref_build="" labs_dir="$kit_top/labs" origin=""
+    grading_seed="" sanitize=0 sanitize_tool=memcheck ref_build="" labs_dir="$kit_top/labs" origin=""
     student_name=${USER:-$(id -un 2>/dev/null || echo student)} student_id=""
     while [ $# -gt 0 ]; do
         case $1 in

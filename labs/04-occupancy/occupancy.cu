@@ -117,8 +117,9 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
  * a block, so that at 1,024 elements one block, on one SM, does all the
  * work while the others wait. Scenario 2 spreads the work over the SMs
  * first: return the threads per block for n elements on a GPU of `sms`
- * SMs that put no more than one block on each SM, with blocks as small as
- * that allows (the kit launches as many blocks as cover n). Which sizes can
+ * SMs that launch no more blocks than there are SMs (the block scheduler
+ * then gives each its own SM), with blocks as small as that allows (the
+ * kit launches as many blocks as cover n). Which sizes can
  * a block have, and why should it be a whole number of warps? Where even
  * blocks of 1,024 threads need more blocks than there are SMs, every SM
  * gets work whatever you choose: any whole number of warps passes there.

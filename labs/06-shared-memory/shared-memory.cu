@@ -20,8 +20,8 @@
  * them, index the arrays, and declare tiles as __shared__ shared_float.
  */
 
-/* A block moves one TILE x TILE tile of the matrix; it has TILE x ROWS
- * threads, so each thread moves TILE / ROWS elements. */
+/* A block moves one TILE x TILE tile of the matrix; each of its threads
+ * moves TILE / ROWS elements of it (the kernels' loop over j). */
 enum { TILE = 32, ROWS = 8 };
 
 /*

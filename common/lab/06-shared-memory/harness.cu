@@ -5,9 +5,10 @@
  *
  * Part 1, the transpose of an n x n float matrix (sized from the L2):
  *   copy              the kit's: reads rows, writes rows (the ceiling);
- *   transpose_naive   given: reads rows, writes columns;
+ *   transpose_naive   given (its launch the student's): reads rows, writes
+ *                     columns;
  *   transpose_shared  the student's: through a 32 x 32 tile in shared memory;
- *   transpose_padded  the student's: the tile padded to 32 x 33.
+ *   transpose_padded  the student's: a tile whose columns are conflict-free.
  * Each is counted (segments per global request, wavefronts per shared
  * request: the passes the 32 banks need), checked element by element, and
  * timed until the median is steady, each timed run checked again.
@@ -410,7 +411,7 @@ int main(int argc, char **argv)
         {"float, stride 1", "float-1", 0, 1, 1, 0},
         {"float, stride 2", "float-2", 0, 2, 2, 0},
         {"float, stride 32 (a column)", "float-32", 0, 32, 32, 0},
-        {"float, stride 33 (padded)", "float-33", 0, 33, 1, 0},
+        {"float, stride 33", "float-33", 0, 33, 1, 0},
         {"float, one word (broadcast)", "float-0", 0, 0, 1, 0},
         {"double, stride 1", "double-1", 1, 1, 2, 0},
         {"double, stride 2", "double-2", 1, 2, 4, 0},

@@ -143,6 +143,35 @@ CASES
 }
 
 # bats test_tags=gpu
+@test "06: make check SANITIZE=1 runs racecheck too: a tile without its barrier FAILs, naming the race" {
+    require_gpu_unlocked
+    command -v compute-sanitizer >/dev/null 2>&1 ||
+        skip "compute-sanitizer is not on PATH (it comes with the CUDA toolkit): the race cannot be seen"
+    sandbox_works || fail "the GPU tests of the grader need its sandbox: $no_sandbox_why"
+    local d="$BATS_TEST_TMPDIR/sub" conf="$BATS_TEST_TMPDIR/grading.conf"
+    mkdir -p "$d/labs/$LAB"
+    sed -f "$KIT_ROOT/tests/fixtures/lab06/no-barrier.sed" "$KIT_ROOT/solutions/$LAB/shared-memory.cu" \
+        >"$d/labs/$LAB/shared-memory.cu"
+    grep -q __syncthreads "$d/labs/$LAB/shared-memory.cu" && fail "the fixture kept a barrier"
+    # Results alone: the race is the subject, not the speed.
+    { cat "$KIT_ROOT/common/grade/grading.conf"; printf '\n[%s]\nmetric = none\n' "$LAB"; } >"$conf"
+    run bash "$KIT_ROOT/common/grade/grade.sh" --reference-build "$KIT_BUILD" --labs-dir "$d/labs" \
+        --conf "$conf" --sanitize --report "$BATS_TEST_TMPDIR/r" "$LAB"
+    assert_failure 1
+    assert_line --regexp "^$LAB +FAIL "
+    assert_output --partial "a data race in shared memory"
+    assert_output --partial "racecheck"
+    # The reference, the same way: memcheck and racecheck find nothing.
+    cp "$KIT_ROOT/solutions/$LAB/shared-memory.cu" "$d/labs/$LAB/shared-memory.cu"
+    run bash "$KIT_ROOT/common/grade/grade.sh" --reference-build "$KIT_BUILD" --labs-dir "$d/labs" \
+        --conf "$conf" --sanitize --report "$BATS_TEST_TMPDIR/r2" "$LAB"
+    assert_success
+    assert_line --regexp "^$LAB +PASS +20/20"
+    run grep -c "compute-sanitizer --tool \(memcheck\|racecheck\) " "$BATS_TEST_TMPDIR/r2/report.txt"
+    assert_output 2
+}
+
+# bats test_tags=gpu
 @test "06: TODO(4): rows indexed cols apart, not pitch, pass where rows are packed and fail in cudaMallocPitch's" {
     require_gpu
     run "$KIT_BUILD/tests/fixtures/lab06/no-pitch" --matrix 256

@@ -586,10 +586,11 @@ static int law_check(const char *who, const gpu_facts *g, const in_flight *got, 
 
     for (int i = 0; i < n; i++)
         if (i == 5 ? !loads_close_to(got->loads_per_thread, g, &want) : !close_to(f[i].got, f[i].want)) {
-            fprintf(stderr, "%s: littles_law for %s: %s = %.6g, but Little's law gives %.6g "
-                            "(DRAM latency %.0f cycles at %.3f GHz, %.0f GB/s, %d SMs; TODO(1))\n",
-                    kit_program, who, f[i].name, f[i].got, f[i].want, g->dram_cycles, g->clock_ghz,
-                    g->bandwidth_gbs, g->sms);
+            fprintf(stderr, "%s: littles_law for %s: %s = %.6g is not what Little's law gives from these "
+                            "facts (latencies: L1 %.0f, L2 %.0f, DRAM %.0f cycles; %.3f GHz, %.0f GB/s, %d SMs; "
+                            "TODO(1))\n",
+                    kit_program, who, f[i].name, f[i].got, g->l1_cycles, g->l2_cycles, g->dram_cycles,
+                    g->clock_ghz, g->bandwidth_gbs, g->sms);
             return 0;
         }
     return 1;
