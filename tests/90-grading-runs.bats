@@ -55,7 +55,7 @@ setup() {
     submission "$BATS_TEST_TMPDIR/kit" off-by-one
     run make -s -C "$BATS_TEST_TMPDIR/kit" check LAB=01 SANITIZE=1
     assert_failure
-    assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer\)"
+    assert_line --regexp "^01-coalescing +FAIL +0/20 +out-of-bounds memory access at --size [0-9]+ .*\(compute-sanitizer memcheck\)"
     assert_output --partial "SANITIZE=1"
 }
 

@@ -24,7 +24,7 @@ source "$kit_grade_dir/platform.sh"
 declare -gA conf=()
 
 # Keys whose lines add up (in a section, and a lab's to [all]'s).
-conf_list_keys=" forbidden kit-names allow-symbols allow-symbols-counted allow-device-symbols hide sanitize-tools "
+conf_list_keys=" forbidden kit-names allow-symbols allow-symbols-counted allow-device-symbols hide "
 
 # conf_load FILE: reads every lab's settings (common/lab/NN-name/lab.conf
 # of this kit), then FILE (grading.conf), into conf[section.key]; FILE's

@@ -167,6 +167,18 @@ CASES
     assert_line "own-timing: no-time"
 }
 
+# own_timing_run PROGRAM ARGS...: `run` PROGRAM, again while it says it
+# compared no time because its own figure moved (own-timing: not-judged),
+# three times at most.
+own_timing_run() {
+    local try
+    for try in 1 2 3; do
+        run "$@"
+        [ "$(kv own-timing)" = not-judged ] || return 0
+        echo "# try $try: $(grep -m1 'not compared' <<<"$output")" >&3
+    done
+}
+
 # bats test_tags=gpu
 @test "01: TODO(5): a timing that reads the time too early, brackets nothing or two launches fails; the reference's agrees" {
     # The figures are times: nothing else on the GPU (elsewhere a moving
@@ -183,18 +195,21 @@ CASES
     assert_output --partial "time_full_coalesced_ms"
     assert_output --partial "(TODO(5))"
     refute_line "own-timing: agrees"
-    # Both events before the launch: far less than the kernel takes.
-    run "$FIXTURES/events-before-launch" --size 4M --stride 1 --matrix 256
+    # Both events before the launch: far less than the kernel takes. Where
+    # the kit's own figure moved while the student's function ran (the
+    # GPU's clocks), the program says so and compares nothing: that run is
+    # asked again, at most three times in all.
+    own_timing_run "$FIXTURES/events-before-launch" --size 4M --stride 1 --matrix 256
     assert_failure 1
     assert_line "own-timing: disagrees"
     assert_output --partial "less than the kernel takes"
     # Two launches in each span: twice the kernel.
-    run "$FIXTURES/two-launches" --size 4M --stride 1 --matrix 256
+    own_timing_run "$FIXTURES/two-launches" --size 4M --stride 1 --matrix 256
     assert_failure 1
     assert_line "own-timing: disagrees"
     assert_output --partial "more than the kernel takes"
     # The reference, the same run: it agrees, within 0.75x to 1.5x.
-    run "$REF" --size 4M --stride 1 --matrix 256
+    own_timing_run "$REF" --size 4M --stride 1 --matrix 256
     assert_success
     assert_line "own-timing: agrees"
     awk -v a="$(kv own-timing-ms)" -v b="$(kv own-timing-kit-ms)" 'BEGIN { exit !(b > 0 && a / b >= 0.75 && a / b <= 1.5) }' ||
