@@ -272,6 +272,8 @@ static int check_prediction(struct l1_facts here, unsigned int predicted)
         {"an Ampere A100", {192 * 1024, 2048, 32, THREADS_PER_BLOCK, 128, 2}},
         {"an Ampere RTX 3090", {128 * 1024, 1536, 16, THREADS_PER_BLOCK, 128, 2}},
         {"an Ada RTX 4090 with 512-thread blocks", {128 * 1024, 1536, 24, 512, 128, 2}},
+        /* The block limit binds: 16 blocks of one warp, not 32. */
+        {"a Turing T4 with 32-thread blocks", {96 * 1024, 1024, 16, 32, 128, 2}},
         {"a GPU whose L1 holds only 24 KiB", {24 * 1024, 2048, 32, THREADS_PER_BLOCK, 128, 2}},
         {"an H100 reading three arrays", {256 * 1024, 2048, 32, THREADS_PER_BLOCK, 128, 3}},
         {"an H100", {256 * 1024, 2048, 32, THREADS_PER_BLOCK, 128, 2}},

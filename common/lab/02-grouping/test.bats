@@ -142,10 +142,10 @@ CASES
 }
 
 # bats test_tags=gpu
-@test "02: TODO(2) at a tie: '<' and '<=' both pass; forgetting a block or an array fails" {
+@test "02: TODO(2) at a tie: '<' and '<=' both pass; forgetting a block, an array or the block limit fails" {
     require_gpu
     local fixtures="$KIT_BUILD/tests/fixtures/lab02" f
-    for f in strict-tie warps-per-block one-array; do
+    for f in strict-tie warps-per-block one-array no-block-limit; do
         assert [ -x "$fixtures/$f" ]
     done
     run "$fixtures/strict-tie" --size 1M --reps 1 --segments-per-group 16
@@ -160,7 +160,7 @@ CASES
     local loose
     loose=$(kv predicted-largest-fast-group)
     [ "$loose" = "$strict" ] || [ "$loose" = $((2 * strict)) ] || fail "'<=' gives $loose, '<' gives $strict"
-    for f in warps-per-block one-array; do
+    for f in warps-per-block one-array no-block-limit; do
         run "$fixtures/$f" --size 1M --reps 1 --segments-per-group 16
         assert_failure 1
         assert_line "result: FAIL"
