@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""ptx-count.py - counts from the same compilation as the timed kernels.
+
+The kit times a student's kernels from one compilation of the student's
+file and, today, counts their memory requests from a second, source-level
+build with counting array types (kit_counted.h). C++ can tell those two
+builds apart. This tool starts from the PTX of the one compilation the
+timed kernels come from (nvcc --keep: build/.../timed.ptx) and writes the
+same PTX with a counting call before every global and shared load, store
+and atomic of the student's functions (the namespace kit_timed that
+common/harness/student.cu puts the student's file in). Assembled as it
+is, the PTX gives the timed kernels; assembled after this tool, the
+counted ones: one front end's output, so nothing written in C++ can tell
+the two apart.
+
+Each memory instruction gets, just before it and under the same predicate,
+a call
+
+    kit_count_access(address, bytes per lane, kind)
+
+(kind: 0 global load, 1 global store, 2 shared load, 3 shared store, 4
+global atomic), with the address as a generic one (cvta for shared
+memory). The call is a plain `call`, never `call.uni`: only the lanes that
+make the access make the call, so the callee's __activemask() is the
+request's lanes. The function is external: the counting runtime
+(common/lib/kit_count_runtime.cu) defines it, with kit_counted.h's
+warp-level counting, and is linked in (relocatable device code).
+
+It refuses, with the reason, what it cannot count: a generic load or store
+(ld/st with no state space) in a student function, and a read of the
+clock, the SM's id or the like there (a kernel must not be able to time
+its own instrumentation: no lab needs them).
+
+usage: ptx-count.py [--namespace NS] [--list] IN.ptx [OUT.ptx]
+  OUT.ptx: the instrumented PTX (default: stdout).
+  --list:  no PTX: one line per instrumented access (function, line, kind,
+           bytes) and a last line `accesses: N`.
+Exit status: 0 done, 1 refused (the reason on stderr), 64 bad usage.
+"""
+
+import argparse
+import re
+import sys
+
+# A function's head: `.visible .entry name(` or `.func (...) name(`.
+FUNC_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$.]+)")
+
+# A memory instruction: optional predicate, the opcode with its state space
+# and qualifiers, the operands.
+MEM = re.compile(
+    r"^(?P<indent>\s*)(?P<pred>@!?%[\w]+\s+)?"
+    r"(?P<op>(?:ld|st|atom|red)(?P<quals>(?:\.[\w:]+)+))\s+(?P<args>[^;]*);(?P<tail>.*)$"
+)
+GENERIC = re.compile(r"^\s*(?:@!?%[\w]+\s+)?(ld|st)(\.(?:volatile|relaxed|acquire|release|weak))?"
+                     r"(\.(?:sys|gpu|cta))?\.(?:v[24]\.)?[a-z]+\d+\s")
+SPECIAL = re.compile(r"%(clock64|clock|globaltimer(?:_lo|_hi)?|smid|nsmid|warpid|nwarpid|gridid)\b")
+
+SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
+KINDS = {("ld", "global"): 0, ("st", "global"): 1, ("ld", "shared"): 2, ("st", "shared"): 3,
+         ("atom", "global"): 4, ("red", "global"): 4, ("atom", "shared"): 5, ("red", "shared"): 5}
+KIND_NAMES = ["global load", "global store", "shared load", "shared store", "global atomic",
+              "shared atomic"]
+
+EXTERN = (".extern .func kit_count_access\n(\n\t.param .b64 kit_count_access_param_0,\n"
+          "\t.param .b32 kit_count_access_param_1,\n\t.param .b32 kit_count_access_param_2\n);\n")
+
+
+class Refused(Exception):
+    pass
+
+
+def access_of(m):
+    """(kind, bytes per lane, address expression) of a memory instruction,
+    or None where it is none that is counted (.param, .local, .const)."""
+    op = m.group("op")
+    quals = [q for q in m.group("quals").split(".") if q]
+    base = op.split(".")[0]
+    space = next((q for q in quals if q in ("global", "shared", "local", "param", "const")), None)
+    if space is None or (base, space) not in KINDS:
+        return None
+    # shared::cta, shared::cluster spell the state space with a scope.
+    kind = KINDS[(base, space)]
+    vec = 1
+    size = None
+    for q in quals:
+        if q in ("v2", "v4", "v8"):
+            vec = int(q[1:])
+        t = re.fullmatch(r"(?:b|u|s|f|bf)(8|16|32|64|128)(?:x2)?", q)
+        if t:
+            size = SIZES[t.group(1)] * (2 if q.endswith("x2") and not q.startswith("f") else 1)
+    if size is None:
+        raise Refused("%s: cannot tell how many bytes it moves" % op)
+    addr = re.search(r"\[([^\]]+)\]", m.group("args"))
+    if not addr:
+        raise Refused("%s: no address operand" % op)
+    return kind, size * vec, addr.group(1).strip(), space
+
+
+def address_code(expr, space, indent):
+    """PTX that puts the generic address of [expr] into %kit_a."""
+    parts = [p.strip() for p in expr.split("+") if p.strip()]
+    base, offset = parts[0], 0
+    for p in parts[1:]:
+        try:
+            offset += int(p, 0)
+        except ValueError:
+            raise Refused("address [%s]: an offset that is not a number" % expr)
+    if base.lstrip("-").isdigit():
+        raise Refused("address [%s]: a constant address" % expr)
+    lines = []
+    if re.fullmatch(r"%rd\d+", base):
+        lines.append("mov.b64 \t%%kit_a, %s;" % base)
+    elif re.fullmatch(r"%r\d+", base):
+        lines.append("cvt.u64.u32 \t%%kit_a, %s;" % base)
+    elif base.startswith("%"):
+        raise Refused("address [%s]: a register of no width the tool knows" % expr)
+    else:
+        lines.append("mov.u64 \t%%kit_a, %s;" % base)
+    if offset:
+        lines.append("add.s64 \t%%kit_a, %%kit_a, %d;" % offset)
+    if space == "shared":
+        lines.append("cvta.shared.u64 \t%kit_a, %kit_a;")
+    return [indent + l for l in lines]
+
+
+def instrument(text, namespace="kit_timed", listing=None):
+    """The instrumented PTX of text; each access appended to listing if given."""
+    prefix = "_ZN%d%s" % (len(namespace), namespace)
+    out = []
+    func, student, depth, count, inside = None, False, 0, 0, False
+    for number, line in enumerate(text.split("\n"), 1):
+        head = FUNC_HEAD.match(line)
+        if head and depth == 0:
+            func = head.group(2)
+            student = func.startswith(prefix)
+        depth += line.count("{") - line.count("}")
+        inside = inside or depth > 0
+        if student and depth > 0:
+            if SPECIAL.search(line):
+                raise Refused("%s: reads %s (line %d): a kernel of yours may not read the clock, the SM's "
+                              "id or the like" % (func, SPECIAL.search(line).group(0), number))
+            if GENERIC.match(line):
+                raise Refused("%s: a load or store with no state space (line %d): declare the arrays with "
+                              "the lab's types" % (func, number))
+            m = MEM.match(line)
+            a = access_of(m) if m else None
+            if a:
+                kind, size, expr, space = a
+                ind = m.group("indent")
+                pred = (m.group("pred") or "").strip()
+                out.append(ind + "{ // kit_count_access")
+                out.append(ind + ".reg .b64 \t%kit_a;")
+                out.append(ind + ".param .b64 \tkit_p0;")
+                out.append(ind + ".param .b32 \tkit_p1;")
+                out.append(ind + ".param .b32 \tkit_p2;")
+                out.extend(address_code(expr, space, ind))
+                out.append(ind + "st.param.b64 \t[kit_p0], %kit_a;")
+                out.append(ind + "st.param.b32 \t[kit_p1], %d;" % size)
+                out.append(ind + "st.param.b32 \t[kit_p2], %d;" % kind)
+                out.append(ind + (pred + " " if pred else "") + "call \tkit_count_access, (kit_p0, kit_p1, kit_p2);")
+                out.append(ind + "} // kit_count_access")
+                count += 1
+                if listing is not None:
+                    listing.append("%s\t%d\t%s\t%d" % (func, number, KIND_NAMES[kind], size))
+        out.append(line)
+        if depth == 0 and inside:
+            func, student, inside = None, False, False
+    result = "\n".join(out)
+    if count:
+        # The declaration after the module's header (.version, .target, .address_size).
+        at = result.find("\n", result.find(".address_size"))
+        if at < 0:
+            raise Refused("no .address_size line: is it PTX?")
+        result = result[:at + 1] + "\n" + EXTERN + result[at + 1:]
+    return result, count
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description="Instruments a student's PTX with the kit's counting calls.")
+    p.add_argument("--namespace", default="kit_timed")
+    p.add_argument("--list", action="store_true")
+    p.add_argument("input")
+    p.add_argument("output", nargs="?")
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:
+        return 0 if e.code == 0 else 64
+    try:
+        with open(a.input, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        print("ptx-count.py: %s" % e, file=sys.stderr)
+        return 64
+    listing = [] if a.list else None
+    try:
+        result, count = instrument(text, a.namespace, listing)
+    except Refused as e:
+        print("ptx-count.py: %s: refused: %s" % (a.input, e), file=sys.stderr)
+        return 1
+    if a.list:
+        print("\n".join(listing + ["accesses: %d" % count]))
+        return 0
+    if a.output:
+        with open(a.output, "w", encoding="utf-8") as f:
+            f.write(result)
+    else:
+        sys.stdout.write(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

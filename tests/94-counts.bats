@@ -1,0 +1,165 @@
+#!/usr/bin/env bats
+# Counts from the same compilation as the timed kernels, first step: the
+# PTX instrumenter (common/tools/ptx-count.py) and its counting runtime
+# (common/lib/kit_count_runtime.cu). On the CPU: every lab's timed PTX, the
+# references' and the skeletons', instrumented; the result assembled by
+# ptxas and linked with the runtime by nvlink; nothing of the compiler's
+# own output changed but the counting calls; what cannot be counted
+# refused. The labs do not count through it yet: their counted build is
+# still the source-level one (README, "What the grader cannot guarantee").
+
+setup() {
+    load test_helper
+    TOOL="$KIT_ROOT/common/tools/ptx-count.py"
+    command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+}
+
+# student_accesses PTX: the global and shared loads, stores and atomics of
+# the student's functions (namespace kit_timed), counted apart from the tool.
+student_accesses() {
+    awk '/^(\.visible |\.weak )*\.(entry|func)/ { s = ($0 ~ /_ZN9kit_timed/) }
+        s && /^[ \t]*(@!?%[a-z0-9]+[ \t]+)?(ld|st|atom|red)\.(global|shared)[.a-z0-9:_]*[ \t]/ { n++ }
+        END { print n + 0 }' "$1"
+}
+
+# uninstrumented PTX: the instrumented PTX with the counting calls and their
+# declaration taken out again.
+uninstrumented() {
+    awk '/\{ \/\/ kit_count_access$/ { skip = 1 } !skip { print } /\} \/\/ kit_count_access$/ { skip = 0 }' "$1" |
+        awk '/^\.extern \.func kit_count_access$/ { x = 1 } x && /^\);$/ { x = 0; getline; next } !x'
+}
+
+# ptx_target PTX: its .target (sm_75, sm_90, ...).
+ptx_target() { sed -n 's/^\.target[ \t]*\(sm_[0-9a-z]*\).*/\1/p' "$1" | head -n 1; }
+
+# runtime ARCH: the counting runtime built for ARCH (once per test).
+runtime() {
+    local o="$BATS_TEST_TMPDIR/runtime-$1.o"
+    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -I"$KIT_ROOT/common/lib" -c \
+        "$KIT_ROOT/common/lib/kit_count_runtime.cu" -o "$o" >&2 || return 1
+    echo "$o"
+}
+
+@test "counts: every lab's timed PTX instrumented, assembled and linked with the runtime; only the calls added" {
+    command -v ptxas >/dev/null 2>&1 || skip "ptxas is not on PATH (it comes with nvcc)"
+    command -v nvlink >/dev/null 2>&1 || skip "nvlink is not on PATH (it comes with nvcc)"
+    command -v readelf >/dev/null 2>&1 || skip "readelf is not installed (binutils)"
+    local side lab ptx out want arch rt n=0
+    for side in solutions labs; do
+        for lab in $(kit_labs); do
+            ptx="$KIT_BUILD/$side/$lab/timed.ptx"
+            out="$BATS_TEST_TMPDIR/$side-$lab.ptx"
+            assert [ -f "$ptx" ]
+            run python3 "$TOOL" "$ptx" "$out"
+            assert_success
+            # One call per access of the student's functions, none elsewhere.
+            want=$(student_accesses "$ptx")
+            [ "$(grep -c '^[[:space:]]*\(@!\?%[a-z0-9]*[[:space:]]*\)\?call[[:space:]]*kit_count_access,' "$out")" = "$want" ] ||
+                fail "$side/$lab: not one counting call per access ($want accesses)"
+            [ "$side" = labs ] || [ "$want" -gt 0 ] || fail "$lab: its reference has no access to count"
+            # The compiler's output, line for line, once the calls are taken out.
+            uninstrumented "$out" | cmp -s - "$ptx" ||
+                fail "$side/$lab: the instrumented PTX changes more than the counting calls"
+            if [ "$n" = 0 ] && [ "$want" -gt 0 ]; then
+                # The check's negative control: one of the compiler's lines changed.
+                sed '0,/^\tret;$/s//\tret; \/\/ changed/' "$out" | uninstrumented /dev/stdin | cmp -s - "$ptx" &&
+                    fail "the comparison does not see a changed line"
+            fi
+            [ "$want" = 0 ] && continue
+            # ptxas takes it; nvlink resolves the calls with the runtime.
+            arch=$(ptx_target "$out")
+            run ptxas -arch="$arch" -c "$out" -o "$out.cubin"
+            assert_success
+            rt=$(runtime "$arch") || fail "the counting runtime does not build for $arch"
+            run nvlink -arch="$arch" "$out.cubin" "$rt" -o "$out.linked"
+            assert_success
+            readelf -sW "$out.cubin" | grep -q ' UND kit_count_access$' || fail "$side/$lab: no call to link"
+            readelf -sW "$out.linked" | grep -qE 'FUNC +GLOBAL +DEFAULT +[0-9]+ kit_count_access$' ||
+                fail "$side/$lab: the runtime's kit_count_access is not in the linked code"
+            n=$((n + 1))
+        done
+    done
+    [ "$n" -ge 8 ] || fail "only $n PTX files had accesses to count"
+}
+
+@test "counts: each access's kind and bytes, its predicate kept, shared addresses made generic" {
+    local p="$BATS_TEST_TMPDIR/t.ptx"
+    cat >"$p" <<'PTX'
+.version 8.0
+.target sm_75
+.address_size 64
+
+.visible .entry _Z9kit_ownerPf(
+	.param .u64 _Z9kit_ownerPf_param_0
+)
+{
+	.reg .b64 	%rd<3>;
+	ld.param.u64 	%rd1, [_Z9kit_ownerPf_param_0];
+	st.global.u64 	[%rd1], %rd1;
+	ret;
+}
+
+.visible .entry _ZN9kit_timed6kernelEPfS0_(
+	.param .u64 _ZN9kit_timed6kernelEPfS0__param_0
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<4>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<4>;
+	ld.param.u64 	%rd1, [_ZN9kit_timed6kernelEPfS0__param_0];
+	@%p1 ld.global.f32 	%f1, [%rd1+8];
+	@!%p2 st.shared.f32 	[%r1+-4], %f1;
+	ld.global.nc.v4.f32 	{%f1, %f2, %f3, %f1}, [%rd1];
+	atom.global.add.u32 	%r2, [%rd1], 1;
+	st.global.v2.u32 	[%rd1+16], {%r1, %r1};
+	ret;
+}
+PTX
+    run python3 "$TOOL" --list "$p"
+    assert_success
+    assert_output "$(printf '%s\n' \
+        "_ZN9kit_timed6kernelEPfS0_	24	global load	4" \
+        "_ZN9kit_timed6kernelEPfS0_	25	shared store	4" \
+        "_ZN9kit_timed6kernelEPfS0_	26	global load	16" \
+        "_ZN9kit_timed6kernelEPfS0_	27	global atomic	4" \
+        "_ZN9kit_timed6kernelEPfS0_	28	global store	8" \
+        "accesses: 5")"
+    run python3 "$TOOL" "$p"
+    assert_success
+    assert_line --regexp '^	@%p1 call 	kit_count_access, \(kit_p0, kit_p1, kit_p2\);$'
+    assert_line --regexp '^	@!%p2 call 	kit_count_access, \(kit_p0, kit_p1, kit_p2\);$'
+    assert_line --regexp '^	add\.s64 	%kit_a, %kit_a, -4;$'
+    assert_line --regexp '^	cvta\.shared\.u64 	%kit_a, %kit_a;$'
+    refute_line --partial "call.uni"
+    # The kit's own kernel is left as it is.
+    [ "$(grep -c 'call 	kit_count_access' <<<"$output")" = 5 ] || fail "not five calls"
+    command -v ptxas >/dev/null 2>&1 || skip "ptxas is not on PATH (it comes with nvcc)"
+    python3 "$TOOL" "$p" "$p.out"
+    run ptxas -arch=sm_75 -c "$p.out" -o "$p.cubin"
+    assert_success
+}
+
+@test "counts: a student kernel that reads the clock or the SM's id, or loads without a state space, is refused" {
+    local p="$BATS_TEST_TMPDIR/t.ptx" what
+    for what in 'mov.u64 	%rd2, %clock64;' 'mov.u32 	%r1, %smid;' 'mov.u64 	%rd2, %globaltimer;' \
+        'ld.f32 	%f1, [%rd1];'; do
+        printf '.version 8.0\n.target sm_75\n.address_size 64\n\n.visible .entry _ZN9kit_timed1kEv()\n{\n\t%s\n\tret;\n}\n' \
+            "$what" >"$p"
+        run python3 "$TOOL" "$p"
+        assert_failure 1
+        assert_output --partial "refused: _ZN9kit_timed1kEv:"
+        case $what in
+        ld.*) assert_output --partial "no state space" ;;
+        *) assert_output --partial "may not read the clock, the SM's id" ;;
+        esac
+        # The kit's own code may (its trace reads the SM's id and the timer).
+        sed -i 's/_ZN9kit_timed1kEv/_Z9kit_ownerv/' "$p"
+        run python3 "$TOOL" "$p"
+        assert_success
+    done
+    run python3 "$TOOL"
+    assert_failure 64
+    run python3 "$TOOL" "$BATS_TEST_TMPDIR/none.ptx"
+    assert_failure 64
+}
