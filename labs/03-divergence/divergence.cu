@@ -137,8 +137,8 @@ __global__ void mathKernel3(out_floats c, unsigned int n)
  *
  * TODO(3) How does C group `itid & 0x01 == 0`, and what does the branch
  * then do? Return the condition the book meant: nonzero for the threads of
- * an even-numbered warp, 0 for the others. Which bits of tid hold the
- * warp's number, and which one of them says even or odd?
+ * an even-numbered warp, 0 for the others. Then say in a comment, in a
+ * line, why the printed one sends every thread the same way.
  */
 __device__ int even_warp_bit_test(int tid)
 {
