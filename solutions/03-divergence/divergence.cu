@@ -168,8 +168,7 @@ __global__ void mathKernel3(out_floats c, unsigned int n)
  */
 __device__ int even_warp_bit_test(int tid)
 {
-    /* == binds tighter than &: the printed itid & (0x01 == 0) is itid & 0,
-     * always 0, so every thread takes the else side. */
+    /* == binds tighter than &: the printed test is itid & 0, always 0. */
     return ((tid >> 5) & 0x01) == 0;
 }
 
