@@ -488,7 +488,7 @@ help:
 	@echo ""
 	@echo "Variables: ARCH (default: this GPU; a gencode list also works), NVCC, NVCCFLAGS, V=1 (show"
 	@echo "  commands), TESTS (bats files for make test), KIT_REQUIRE_GPU=1 (a missing GPU fails the tests; =2: a missing second GPU too)."
-	@echo "Grading settings (points, speed factors, limits): common/grade/grading.conf"
+	@echo "Grading settings (points, speed factors, limits): common/grade/grading.conf; each lab's own: common/lab/NN-name/lab.conf"
 	@echo "Inside a lab's folder (labs/01-coalescing/), make, make run, make check ... mean that lab."
 
 # A target named by its path inside the kit (the tests name some so) is the

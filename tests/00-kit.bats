@@ -147,6 +147,16 @@ kit_sources() {
     refute_output --partial "common/"
     refute_output --partial "student.cu"
     refute_output --partial "./labs"
+    # Messages that point into a lab's contract (common/lab/NN-name/), as
+    # a compiler may word them: the student's file, and the kit, by name.
+    run bash "$KIT_ROOT/common/tools/student-cc.sh" labs/02-grouping/grouping.cu ./labs/02-grouping/grouping.cu -- \
+        sh -c 'printf "%s\n" "common/lab/02-grouping/contract.h(30): error: a struct of the lab" \
+            "labs/02-grouping/grouping.cu(12): error: see the declaration in common/lab/02-grouping/contract.h" \
+            "In file included from common/lab/02-grouping/contract.h:3:" >&2; exit 1'
+    assert_failure 1
+    assert_line "labs/02-grouping/grouping.cu: error: a struct of the lab"
+    assert_line "labs/02-grouping/grouping.cu:12: error: see the declaration in the kit"
+    refute_output --partial "common/"
 }
 
 @test "kit: make sanitize finds compute-sanitizer apart from nvcc, or says where it looked" {
@@ -570,20 +580,20 @@ CSV
     # A parallel build: the compiler crashed on the harness while the last
     # NVCC line printed was another file's. Make's own line names it.
     cat >"$log" <<'LOG'
-  NVCC  /tmp/x/build-sm90/harness/04-occupancy.o
+  NVCC  /tmp/x/build-sm90/harness/04-occupancy/harness.o
   NVCC  /tmp/x/build-sm90/labs/04-occupancy/timed.o
 Segmentation fault
-make: *** [Makefile:104: /tmp/x/build-sm90/harness/04-occupancy.o] Error 139
+make: *** [Makefile:104: /tmp/x/build-sm90/harness/04-occupancy/harness.o] Error 139
 make: *** Waiting for unfinished jobs....
 LOG
     run bash "$tm" --first-error "$log"
     assert_success
-    assert_output "Segmentation fault (harness/04-occupancy.o)"
+    assert_output "Segmentation fault (harness/04-occupancy/harness.o)"
     # Without make's line, the file being built; without an error, nothing.
     sed -i '/^make/d' "$log"
     run bash "$tm" --first-error "$log"
     assert_output "Segmentation fault (labs/04-occupancy/timed.o)"
-    printf '  NVCC  /tmp/x/build-sm75/harness/01-coalescing.o\n' >"$log"
+    printf '  NVCC  /tmp/x/build-sm75/harness/01-coalescing/harness.o\n' >"$log"
     run bash "$tm" --first-error "$log"
     assert_success
     assert_output ""

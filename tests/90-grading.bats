@@ -75,11 +75,24 @@ EOF
     [[ " $(conf_get 05-streams allow-symbols) " == *" cudaMallocHost "* ]] || fail "the lab's own list is lost"
     [[ " $(conf_get 05-streams allow-symbols) " == *" my_extra_call "* ]] || fail "grading.conf's line is not added"
     [[ " $(conf_get 05-streams allow-symbols) " == *" __cudaLaunchKernel "* ]] || fail "[all]'s list is lost"
-    # A lab.conf the grader cannot read stops it, naming the file.
+    # The labs' settings are those of the kit the grading.conf belongs to,
+    # whichever kit's grader reads it (grade-class reads its copy of the kit).
+    sed -i 's/^metric = .*/metric = none/' "$kit/common/lab/01-coalescing/lab.conf"
+    # shellcheck source=common/grade/lib.sh
+    source "$KIT_ROOT/common/grade/lib.sh"
+    conf=()
+    conf_load "$kit/common/grade/grading.conf"
+    assert_equal "$(conf_get 01-coalescing metric)" none
+    # A lab.conf the grader cannot read stops it, naming the file; so does
+    # one that sets another lab's keys (a folder copied for a new lab).
     printf 'this is no setting\n' >"$kit/common/lab/01-coalescing/lab.conf"
     run conf_load "$kit/common/grade/grading.conf"
     assert_failure
     assert_output --partial "01-coalescing/lab.conf: cannot read this line"
+    printf '[06-shared-memory]\nmetric = none\n' >"$kit/common/lab/01-coalescing/lab.conf"
+    run conf_load "$kit/common/grade/grading.conf"
+    assert_failure
+    assert_output --partial "01-coalescing/lab.conf: a section [06-shared-memory] in lab 01-coalescing's settings"
 }
 
 @test "grading.conf: the timed runs' --focus reaches every lab whose speed is graded (its --help lists it)" {

@@ -18,7 +18,7 @@ setup() {
 # the student's functions (namespace kit_timed), counted apart from the tool.
 student_accesses() {
     awk '/^(\.visible |\.weak )*\.(entry|func)/ { s = ($0 ~ /_ZN9kit_timed/) }
-        s && /^[ \t]*(@!?%[a-z0-9]+[ \t]+)?(ld|st|atom|red)\.(global|shared)[.a-z0-9:_]*[ \t]/ { n++ }
+        s && /^[ \t]*(@!?%[a-z0-9]+[ \t]+)?(ld|st|atom|red)\.([.A-Za-z0-9_]*\.)?(global|shared)[.A-Za-z0-9:_]*[ \t]/ { n++ }
         END { print n + 0 }' "$1"
 }
 
@@ -113,6 +113,9 @@ runtime() {
 	ld.global.nc.v4.f32 	{%f1, %f2, %f3, %f1}, [%rd1];
 	atom.global.add.u32 	%r2, [%rd1], 1;
 	st.global.v2.u32 	[%rd1+16], {%r1, %r1};
+	st.shared::cta.u32 	[%r1], %r2;
+	red.global.add.noftz.f16x2 	[%rd1], %r2;
+	ld.global.nc.L1::no_allocate.v4.f32 	{%f1, %f2, %f3, %f1}, [%rd1+-8]; // a { in a comment
 	ret;
 }
 PTX
@@ -124,7 +127,10 @@ PTX
         "_ZN9kit_timed6kernelEPfS0_	26	global load	16" \
         "_ZN9kit_timed6kernelEPfS0_	27	global atomic	4" \
         "_ZN9kit_timed6kernelEPfS0_	28	global store	8" \
-        "accesses: 5")"
+        "_ZN9kit_timed6kernelEPfS0_	29	shared store	4" \
+        "_ZN9kit_timed6kernelEPfS0_	30	global atomic	4" \
+        "_ZN9kit_timed6kernelEPfS0_	31	global load	16" \
+        "accesses: 8")"
     run python3 "$TOOL" "$p"
     assert_success
     assert_line --regexp '^	@%p1 call 	kit_count_access, \(kit_p0, kit_p1, kit_p2\);$'
@@ -133,7 +139,9 @@ PTX
     assert_line --regexp '^	cvta\.shared\.u64 	%kit_a, %kit_a;$'
     refute_line --partial "call.uni"
     # The kit's own kernel is left as it is.
-    [ "$(grep -c 'call 	kit_count_access' <<<"$output")" = 5 ] || fail "not five calls"
+    [ "$(grep -c 'call 	kit_count_access' <<<"$output")" = 8 ] || fail "not eight calls"
+    assert_line --regexp '^	add\.s64 	%kit_a, %kit_a, -8;$'
+
     command -v ptxas >/dev/null 2>&1 || skip "ptxas is not on PATH (it comes with nvcc)"
     python3 "$TOOL" "$p" "$p.out"
     run ptxas -arch=sm_75 -c "$p.out" -o "$p.cubin"
@@ -143,14 +151,19 @@ PTX
 @test "counts: a student kernel that reads the clock or the SM's id, or loads without a state space, is refused" {
     local p="$BATS_TEST_TMPDIR/t.ptx" what
     for what in 'mov.u64 	%rd2, %clock64;' 'mov.u32 	%r1, %smid;' 'mov.u64 	%rd2, %globaltimer;' \
-        'ld.f32 	%f1, [%rd1];'; do
+        'mov.u32 	%r1, %clock_hi;' 'mov.u32 	%r1, %pm0;' \
+        'ld.f32 	%f1, [%rd1];' 'ld.cg.u32 	%r1, [%rd1];' 'atom.add.u32 	%r1, [%rd1], 1;' \
+        'ldu.global.f32 	%f1, [%rd1];' 'cp.async.ca.shared.global 	[%r1], [%rd1], 16;' \
+        'st.shared::cluster.u32 	[%r1], %r2;'; do
         printf '.version 8.0\n.target sm_75\n.address_size 64\n\n.visible .entry _ZN9kit_timed1kEv()\n{\n\t%s\n\tret;\n}\n' \
             "$what" >"$p"
         run python3 "$TOOL" "$p"
         assert_failure 1
-        assert_output --partial "refused: _ZN9kit_timed1kEv:"
+        assert_output --partial "refused: _ZN9kit_timed1kEv"
         case $what in
-        ld.*) assert_output --partial "no state space" ;;
+        ld.f32* | ld.cg* | atom.*) assert_output --partial "no state space" ;;
+        ldu.* | cp.*) assert_output --partial "reaches memory in a way the kit does not count" ;;
+        st.shared::cluster*) assert_output --partial "a cluster" ;;
         *) assert_output --partial "may not read the clock, the SM's id" ;;
         esac
         # The kit's own code may (its trace reads the SM's id and the timer).

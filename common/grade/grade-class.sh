@@ -65,7 +65,7 @@ options:
   --gpus LIST          GPUs to use, e.g. 0,1 (default: all)
   --per-gpu N          submissions graded at a time on each GPU (default: a quarter of the
                        CPU cores, 2 to 4): while some build, others run theirs on the GPU;
-                       where a lab uses every GPU (grading.conf: gpus = all), N at a time
+                       where a lab uses every GPU (its lab.conf: gpus = all), N at a time
                        with all the GPUs
   --submission-limit S seconds one submission may take in all, waiting for
                        its GPU included (default 3600)

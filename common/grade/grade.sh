@@ -53,7 +53,8 @@ options:
   --require-sandbox stop (exit 3) where the sandbox cannot run
   --hide PATH       a path student code must not see (repeatable)
   --jobs N          labs built at once (default: half the CPU cores)
-  --conf FILE       grading settings (default: common/grade/grading.conf)
+  --conf FILE       grading settings (default: common/grade/grading.conf; each
+                    lab's own, common/lab/NN-name/lab.conf, are read first)
   --reference-build DIR
                     where the references and tools are built (default: build)
   --help            print this help and exit
@@ -322,7 +323,7 @@ log_detail() {
     {
         head -n 6 "$rd/err" | while IFS= read -r l; do printf '    stderr: %s\n' "$(one_line "${l:0:200}")"; done
         head -n 6 "$rd/worker.log" | while IFS= read -r l; do printf '    student code: %s\n' "$(one_line "${l:0:200}")"; done
-        cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -m 3 -E '^=+ +(Invalid|ERROR|Program hit)' |
+        cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -m 3 -E '^=+ +(Invalid|ERROR|Error|Program hit)' |
             while IFS= read -r l; do printf '    compute-sanitizer: %s\n' "$(one_line "${l:0:200}")"; done
     } >>"$work/log"
 }
@@ -473,7 +474,7 @@ grade_speed() {
                 fi
                 value=$(metric_of)
                 if [ -z "$value" ]; then
-                    verdict=SKIP reason="grading.conf: the reference's harness reports no verified $metric"
+                    verdict=SKIP reason="the lab's metric (its lab.conf or grading.conf): the reference's harness reports no verified $metric"
                     return
                 fi
                 refs+=("$value")

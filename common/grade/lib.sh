@@ -27,11 +27,13 @@ declare -gA conf=()
 conf_list_keys=" forbidden kit-names allow-symbols allow-symbols-counted allow-device-symbols hide "
 
 # conf_load FILE: reads every lab's settings (common/lab/NN-name/lab.conf
+# of the kit FILE belongs to, where FILE is that kit's grading.conf; else
 # of this kit), then FILE (grading.conf), into conf[section.key]; FILE's
 # keys override the labs' own (a list key's lines add up).
 conf_load() {
-    local lab_conf
-    for lab_conf in "$kit_grade_dir"/../lab/[0-9][0-9]-*/lab.conf; do
+    local lab_conf labs=$kit_grade_dir/../lab
+    [ ! -d "$(dirname "$1")/../lab" ] || labs=$(dirname "$1")/../lab
+    for lab_conf in "$labs"/[0-9][0-9]-*/lab.conf; do
         [ -e "$lab_conf" ] || continue
         conf_read "$lab_conf" "$(basename "$(dirname "$lab_conf")")" || return 1
     done
@@ -39,15 +41,20 @@ conf_load() {
 }
 
 # conf_read FILE SECTION: reads FILE's lines into conf[section.key],
-# starting in SECTION.
+# starting in SECTION; a lab's lab.conf (SECTION its lab) may hold no
+# other section.
 conf_read() {
-    local file=$1 line section=$2 key value
+    local file=$1 line section=$2 key value own=$2
     [ -r "$file" ] || { echo "cannot read $file" >&2; return 1; }
     while IFS= read -r line || [ -n "$line" ]; do
         line=${line%%#*}
         [[ $line =~ ^[[:space:]]*$ ]] && continue
         if [[ $line =~ ^[[:space:]]*\[([A-Za-z0-9_-]+)\][[:space:]]*$ ]]; then
             section=${BASH_REMATCH[1]}
+            if [ "$own" != all ] && [ "$section" != "$own" ]; then
+                echo "$file: a section [$section] in lab $own's settings (a copied folder?): only [$own] belongs here" >&2
+                return 1
+            fi
         elif [[ $line =~ ^[[:space:]]*([a-z0-9-]+)[[:space:]]*=[[:space:]]*(.*)$ ]]; then
             key=${BASH_REMATCH[1]}
             value=${BASH_REMATCH[2]%"${BASH_REMATCH[2]##*[![:space:]]}"}
@@ -80,8 +87,9 @@ conf_get() {
 kit_labs() {
     local d
     for d in "$1"/common/lab/[0-9][0-9]-*/; do
-        [ -f "$d/harness.cu" ] && basename "$d"
+        if [ -f "$d/harness.cu" ]; then basename "$d"; fi
     done
+    return 0
 }
 
 # lab_resolve WANT LAB...: the lab WANT names (01, 01-coalescing, coalescing).
@@ -145,7 +153,7 @@ expand_args() {
 # A UTF-8 locale for the text functions below (C.UTF-8 is built into glibc
 # 2.35 and later, and Debian and Ubuntu have long shipped it); none: bytes,
 # and text outside ASCII becomes '?'.
-kit_utf8_locale=$(locale -a 2>/dev/null | grep -m1 -ixE 'c\.utf-?8|en_us\.utf-?8')
+kit_utf8_locale=$(locale -a 2>/dev/null | grep -m1 -ixE 'c\.utf-?8|en_us\.utf-?8' || true)
 
 # one_line TEXT: TEXT as one line of printable text, at most 400
 # characters, for a report: invalid UTF-8 dropped, control characters
@@ -299,7 +307,7 @@ object_check() {
         plain=$name
         [[ $name =~ ^__([a-z0-9_]+)_chk$ && $name != __stack_chk_fail ]] && plain=${BASH_REMATCH[1]}
         if [[ $allow != *" $plain "* ]]; then
-            obj_reason="calls '$(demangle "$name")', which lab $lab does not allow (grading.conf: allow-symbols)"
+            obj_reason="calls '$(demangle "$name")', which lab $lab does not allow (its lab.conf or grading.conf: allow-symbols)"
             return
         fi
     done < <(nm -P -u -- "$obj" 2>/dev/null | awk '{ print $1 }')
@@ -328,7 +336,7 @@ object_check() {
                     echo "holds inline assembly (asm in the PTX of its line $what): a lab file may not"
                     break
                 elif [[ $allow != *" $what "* ]]; then
-                    echo "calls the device function '$what', which lab $lab does not allow (grading.conf: allow-device-symbols)"
+                    echo "calls the device function '$what', which lab $lab does not allow (its lab.conf or grading.conf: allow-device-symbols)"
                     break
                 fi
             done)

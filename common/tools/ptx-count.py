@@ -51,9 +51,13 @@ MEM = re.compile(
     r"^(?P<indent>\s*)(?P<pred>@!?%[\w]+\s+)?"
     r"(?P<op>(?:ld|st|atom|red)(?P<quals>(?:\.[\w:]+)+))\s+(?P<args>[^;]*);(?P<tail>.*)$"
 )
-GENERIC = re.compile(r"^\s*(?:@!?%[\w]+\s+)?(ld|st)(\.(?:volatile|relaxed|acquire|release|weak))?"
-                     r"(\.(?:sys|gpu|cta))?\.(?:v[24]\.)?[a-z]+\d+\s")
-SPECIAL = re.compile(r"%(clock64|clock|globaltimer(?:_lo|_hi)?|smid|nsmid|warpid|nwarpid|gridid)\b")
+# The first word of an instruction (after a predicate).
+OPCODE = re.compile(r"^\s*(?:@!?%[\w]+\s+)?([a-z][\w]*)((?:\.[\w:]+)*)")
+# Instructions that reach memory in ways the tool does not count: refused.
+UNCOUNTED = {"ldu", "cp", "ldmatrix", "stmatrix", "tex", "tld4", "txq", "suld", "sust", "sured", "suq",
+             "prefetch", "prefetchu", "multimem", "discard", "applypriority"}
+SPECIAL = re.compile(r"%(clock64|clock_hi|clock|globaltimer_lo|globaltimer_hi|globaltimer|smid|nsmid|warpid|"
+                     r"nwarpid|gridid|pm[0-7](?:_64)?)\b")
 
 SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 KINDS = {("ld", "global"): 0, ("st", "global"): 1, ("ld", "shared"): 2, ("st", "shared"): 3,
@@ -75,19 +79,25 @@ def access_of(m):
     op = m.group("op")
     quals = [q for q in m.group("quals").split(".") if q]
     base = op.split(".")[0]
-    space = next((q for q in quals if q in ("global", "shared", "local", "param", "const")), None)
-    if space is None or (base, space) not in KINDS:
+    spaces = [q for q in quals if q.split("::")[0] in ("global", "shared", "local", "param", "const")]
+    if not spaces:
+        raise Refused("%s: a load or store with no state space: declare the arrays with the lab's types" % op)
+    if "async" in quals:
+        raise Refused("%s: an asynchronous access, which the kit does not count" % op)
+    if spaces[0] == "shared::cluster":
+        raise Refused("%s: another block's shared memory (a cluster), which the kit does not count" % op)
+    space = spaces[0].split("::")[0]
+    if (base, space) not in KINDS:
         return None
-    # shared::cta, shared::cluster spell the state space with a scope.
     kind = KINDS[(base, space)]
     vec = 1
     size = None
     for q in quals:
         if q in ("v2", "v4", "v8"):
             vec = int(q[1:])
-        t = re.fullmatch(r"(?:b|u|s|f|bf)(8|16|32|64|128)(?:x2)?", q)
+        t = re.fullmatch(r"(?:b|u|s|f|bf)(8|16|32|64|128)(x2)?", q)
         if t:
-            size = SIZES[t.group(1)] * (2 if q.endswith("x2") and not q.startswith("f") else 1)
+            size = SIZES[t.group(1)] * (2 if t.group(2) else 1)
     if size is None:
         raise Refused("%s: cannot tell how many bytes it moves" % op)
     addr = re.search(r"\[([^\]]+)\]", m.group("args"))
@@ -133,17 +143,22 @@ def instrument(text, namespace="kit_timed", listing=None):
         if head and depth == 0:
             func = head.group(2)
             student = func.startswith(prefix)
-        depth += line.count("{") - line.count("}")
+        code = re.sub(r'"[^"]*"', '""', line.split("//")[0])
+        depth += code.count("{") - code.count("}")
         inside = inside or depth > 0
         if student and depth > 0:
             if SPECIAL.search(line):
                 raise Refused("%s: reads %s (line %d): a kernel of yours may not read the clock, the SM's "
                               "id or the like" % (func, SPECIAL.search(line).group(0), number))
-            if GENERIC.match(line):
-                raise Refused("%s: a load or store with no state space (line %d): declare the arrays with "
-                              "the lab's types" % (func, number))
+            word = OPCODE.match(code)
+            if word and word.group(1) in UNCOUNTED:
+                raise Refused("%s: %s (line %d) reaches memory in a way the kit does not count"
+                              % (func, word.group(1) + word.group(2), number))
             m = MEM.match(line)
-            a = access_of(m) if m else None
+            try:
+                a = access_of(m) if m else None
+            except Refused as e:
+                raise Refused("%s (line %d): %s" % (func, number, e))
             if a:
                 kind, size, expr, space = a
                 ind = m.group("indent")
@@ -168,9 +183,12 @@ def instrument(text, namespace="kit_timed", listing=None):
     result = "\n".join(out)
     if count:
         # The declaration after the module's header (.version, .target, .address_size).
-        at = result.find("\n", result.find(".address_size"))
-        if at < 0:
+        head = result.find(".address_size")
+        if head < 0:
             raise Refused("no .address_size line: is it PTX?")
+        at = result.find("\n", head)
+        if at < 0:
+            raise Refused("nothing after .address_size: is it PTX?")
         result = result[:at + 1] + "\n" + EXTERN + result[at + 1:]
     return result, count
 

@@ -50,14 +50,14 @@ printf '%s\n' "$out" | awk -v inc="$included" -v shown="$shown" '
         gsub(/"[^"]*common\/harness\/student\.cu"/, "\"" shown "\"", line)
         # gcc: "In file included from common/harness/student.cu:91:" and its
         # continuation lines name only the kit: dropped.
-        if (line ~ /^(In file included from|                 from) [^ ]*common\/(harness|lib)\//) next
+        if (line ~ /^(In file included from|                 from) [^ ]*common\/(harness|lib|lab)\//) next
         # A message at a line of kit code (a static_assert of the lab contract,
         # an operator of a counting array): the file of the student, no line.
-        if (match(line, /^[^ ]*common\/(harness|lib)\/[^ :(]+(\([0-9]+\)|:[0-9]+(:[0-9]+)?):/)) {
+        if (match(line, /^[^ ]*common\/(harness|lib|lab)\/[^ :(]+(\([0-9]+\)|:[0-9]+(:[0-9]+)?):/)) {
             line = shown ":" substr(line, RLENGTH + 1)
             skip = 1
         }
-        gsub(/[^ "]*common\/(harness|lib)\/[^ :("]+/, "the kit", line)
+        gsub(/[^ "]*common\/(harness|lib|lab)\/[^ :("]+/, "the kit", line)
         print line
     }' >&2
 exit "$rc"
