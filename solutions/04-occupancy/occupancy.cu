@@ -195,10 +195,12 @@ __global__ void heavy(in_floats x, out_floats y, unsigned int n, int rounds)
  * TODO(4) heavy_bounded: the same kernel, with at least HEAVY_TARGET_WARPS
  * warps resident per SM in blocks of HEAVY_THREADS, and, within that, as
  * many registers for each thread as possible (every register taken away
- * must live in memory instead). The compiler chooses registers for a
- * __launch_bounds__(max threads per block, min blocks per SM) it is given.
- * How many registers does heavy use, what occupancy does your calculator
- * give it, and which bound reaches the target without taking away more?
+ * must live in memory instead). A launch bound (__launch_bounds__: the
+ * CUDA C++ Programming Guide) tells the compiler how the kernel will be
+ * launched, and the compiler chooses its registers to fit. What does each
+ * of its parameters promise? How many registers does heavy use, what
+ * occupancy does your calculator give it, and which bound reaches the
+ * target without taking away more?
  */
 __global__ void __launch_bounds__(HEAVY_THREADS, HEAVY_TARGET_WARPS / (HEAVY_THREADS / 32))
 heavy_bounded(in_floats x, out_floats y, unsigned int n, int rounds)
