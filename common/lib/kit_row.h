@@ -229,6 +229,12 @@ static inline void kit_row_kv(const kit_row *r)
 #undef KIT_ROW_KV
 }
 
+/* A row's check word for tables: ok, WRONG or UNSTEADY (its timed runs). */
+static inline const char *kit_row_check_word(const kit_row *r)
+{
+    return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok";
+}
+
 /*
  * The verdict on a row's results: its elements right, and every timed run
  * as right as the checked one. Says on stderr what is wrong, pointing at

@@ -50,11 +50,6 @@ typedef struct {
     const void *ctx;       /* what the columns' values need: bytes moved, a baseline row */
 } kit_table;
 
-static inline const char *kit_row_check_word(const kit_row *r)
-{
-    return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok";
-}
-
 static inline double kit_column_of(const kit_table *t, const kit_column *c, const kit_row *r)
 {
     return c->value(r, t->ctx);

@@ -1268,7 +1268,7 @@ static const char *check_word(const measured *m)
 {
     if (!m->launched)
         return "-";
-    return m->row.wrong ? "WRONG" : m->row.t.bad_runs ? "UNSTEADY" : "ok";
+    return kit_row_check_word(&m->row);
 }
 
 static double ms_of(const measured *m) { return m->launched && m->row.timed ? m->row.t.median_ms : 0.0; }

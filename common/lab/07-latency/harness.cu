@@ -762,7 +762,6 @@ static accuracy measure_accuracy(const lat_math_api *api, int op, const float *d
 
 /* ---- the report ---------------------------------------------------------------- */
 
-static const char *check_word(const kit_row *r) { return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok"; }
 
 static const char *bytes_text(unsigned long long b)
 {
@@ -1160,7 +1159,7 @@ static void print_tables(const lab *L)
     printf("Part 2: bandwidth. The kit's streaming kernel (float4 loads, 4 in flight per thread, full\n"
            "occupancy) reads %s floats, %s, %.1fx the L2: %.3f ms, %.0f GB/s  %s\n\n",
            kit_grouped(n), bytes_text(4ull * n), 4.0 * n / d->l2_bytes, L->stream_row.t.median_ms, L->bandwidth,
-           check_word(&L->stream_row));
+           kit_row_check_word(&L->stream_row));
 
     printf("Part 3: Little's law, your littles_law (TODO(1)): bytes in flight = latency x bandwidth\n\n");
     printf("%-16s %9s %9s %8s %16s %16s %16s  %s\n", "", "latency", "GB/s", "GHz", "bytes/cycle",
@@ -1191,7 +1190,7 @@ static void print_tables(const lab *L)
         printf("%9d %8u %8d %10s %10.0f %10.3f %9.0f %8.0f%% %10.0f  %s%s\n", r->warps_per_sm, r->threads,
                r->blocks_per_sm, r->smem ? bytes_text(r->smem) : "0", r->warps_per_sm * 128.0,
                L->occ_rows[i].t.median_ms, gbs, 100 * gbs / bw, law_gbs(r->warps_per_sm, d->sms, lat_ns, bw),
-               check_word(&L->occ_rows[i]), r->warps_per_sm == L->knee ? "  <- knee" : "");
+               kit_row_check_word(&L->occ_rows[i]), r->warps_per_sm == L->knee ? "  <- knee" : "");
     }
     printf("(in flight: bytes per SM, one 128-byte load per warp; shared: dynamic shared memory per\n"
            "block; law: what Little's law allows with part 1's DRAM latency, capped at part 2's bandwidth)\n");
@@ -1206,7 +1205,7 @@ static void print_tables(const lab *L)
         int k = L->ilp_loads[i];
         printf("%9d %9d %10.0f %10.3f %9.0f %8.0f%% %10.0f  %s%s\n", k, ILP_WARPS, ILP_WARPS * k * 128.0,
                L->ilp_rows[i].t.median_ms, gbs, 100 * gbs / bw, law_gbs((double)ILP_WARPS * k, d->sms, lat_ns, bw),
-               check_word(&L->ilp_rows[i]), k == L->want.loads_per_thread ? "  <- Little's law" : "");
+               kit_row_check_word(&L->ilp_rows[i]), k == L->want.loads_per_thread ? "  <- Little's law" : "");
     }
     if (L->full >= 0 && L->nilp)
         printf("the best of these: %.0f GB/s with %d warps per SM, %.0f%% of sum_tlp's %.0f GB/s with all %d.\n",
@@ -1237,10 +1236,10 @@ static void print_tables(const lab *L)
         else
             printf("%12s ", "-");
         if (m->op == LAT_FMA_F32 || m->op == LAT_FMA_F64)
-            printf("%9s %12s %12s  %s\n", "-", "-", "-", check_word(&L->mrows[i]));
+            printf("%9s %12s %12s  %s\n", "-", "-", "-", kit_row_check_word(&L->mrows[i]));
         else
             printf("%9.1f %12.2e %12s  %s\n", L->acc[i].max_ulp, L->acc[i].max_abs, bound,
-                   check_word(&L->mrows[i]));
+                   kit_row_check_word(&L->mrows[i]));
     }
     printf("(FMA rows count fused multiply-adds; the others one evaluation and one FMA each. The SFU\n"
            "figure, 16, is what __expf and __sinf need; expf and sinf are sequences of FP32 instructions.\n"
