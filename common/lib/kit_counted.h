@@ -18,7 +18,9 @@
  *                            need: 1 without a bank conflict, up to 32).
  *
  * Optionally, for one array, the index each thread read last (so the host
- * can check a gather whose indices were random), and per warp the SM it ran
+ * can check a gather whose indices were random) and the lowest and highest
+ * it read (so that it can check where a thread's reads stayed), and per
+ * warp the SM it ran
  * on and the times of its first and last access (achieved occupancy and SM
  * efficiency: kit_trace.h), with the counts or, in a trace-only launch
  * (kit_counter_trace_only), without them.
@@ -73,7 +75,9 @@ typedef struct {
     unsigned long long *counts;    /* device: [KIT_COUNT_SLOTS][KIT_RAW_WORDS] */
     const void *record_base;       /* reads of this array are recorded...  */
     unsigned long long record_elems;
-    unsigned int *record;          /* ...as each thread's last index read  */
+    unsigned int *record;          /* ...as each thread's last index read, */
+                                   /* then its lowest, then its highest    */
+                                   /* complemented (kit_record_*)          */
     unsigned long long record_cap; /* threads the record has room for      */
     kit_warp_record *trace;        /* per warp, or NULL                    */
     unsigned long long trace_cap;
@@ -228,7 +232,9 @@ static __device__ __forceinline__ void kit_count_shared(const void *address, uns
     }
 }
 
-/* Records the index of a read of the recorded array, per thread. */
+/* Records the index of a read of the recorded array, per thread: the last,
+ * the lowest and (complemented, so that both start from all ones) the
+ * highest. Each thread has its own three words: no atomics. */
 static __device__ __forceinline__ void kit_record_read(const void *address, unsigned int bytes)
 {
     const char *base = (const char *)kit_count_cfg.record_base;
@@ -239,9 +245,15 @@ static __device__ __forceinline__ void kit_record_read(const void *address, unsi
     t = ((const char *)address - base) / bytes;
     if (t >= kit_count_cfg.record_elems)
         return;
-    unsigned long long g = kit_grid_thread();
-    if (g < kit_count_cfg.record_cap)
-        kit_count_cfg.record[g] = (unsigned int)t;
+    unsigned long long g = kit_grid_thread(), cap = kit_count_cfg.record_cap;
+    if (g < cap) {
+        unsigned int *r = kit_count_cfg.record, x = (unsigned int)t;
+        r[g] = x;
+        if (x < r[cap + g])
+            r[cap + g] = x;
+        if (~x < r[2 * cap + g])
+            r[2 * cap + g] = ~x;
+    }
 }
 
 /* ---- the counting types (C++: the student's file never sees them by name) - */
@@ -337,9 +349,22 @@ static inline double kit_per(const kit_counts *k, int what, int per)
  * per-thread record of one array's reads and the per-warp trace. */
 typedef struct {
     kit_count_config cfg; /* what the counting builds are given */
-    unsigned int *record_host;
+    unsigned int *record_host; /* KIT_RECORD_WORDS * record_cap: kit_record_* */
     kit_warp_record *trace_host;
 } kit_counter;
+
+/* A thread's record, read on the host: its last index read, its lowest and
+ * its highest (UINT_MAX, UINT_MAX and 0 where it read nothing). */
+#define KIT_RECORD_WORDS 3
+static inline unsigned int kit_record_last(const kit_counter *k, unsigned long long i) { return k->record_host[i]; }
+static inline unsigned int kit_record_lowest(const kit_counter *k, unsigned long long i)
+{
+    return k->record_host[k->cfg.record_cap + i];
+}
+static inline unsigned int kit_record_highest(const kit_counter *k, unsigned long long i)
+{
+    return ~k->record_host[2 * k->cfg.record_cap + i];
+}
 
 static inline void kit_counter_create(kit_counter *k, unsigned long long record_cap,
                                       unsigned long long trace_cap)
@@ -348,8 +373,8 @@ static inline void kit_counter_create(kit_counter *k, unsigned long long record_
     KIT_CHECK(cudaMalloc((void **)&k->cfg.counts,
                          KIT_COUNT_SLOTS * KIT_RAW_WORDS * sizeof(unsigned long long)));
     if (record_cap) {
-        KIT_CHECK(cudaMalloc((void **)&k->cfg.record, record_cap * sizeof(unsigned int)));
-        k->record_host = (unsigned int *)malloc(record_cap * sizeof(unsigned int));
+        KIT_CHECK(cudaMalloc((void **)&k->cfg.record, KIT_RECORD_WORDS * record_cap * sizeof(unsigned int)));
+        k->record_host = (unsigned int *)malloc(KIT_RECORD_WORDS * record_cap * sizeof(unsigned int));
         if (!k->record_host)
             kit_die(KIT_EXIT_FAIL, "out of host memory");
         k->cfg.record_cap = record_cap;
@@ -384,7 +409,7 @@ static inline void kit_counter_reset(kit_counter *k, const void *record_base, un
     k->cfg.record_elems = record_base ? n : 0;
     KIT_CHECK(cudaMemset(k->cfg.counts, 0, KIT_COUNT_SLOTS * KIT_RAW_WORDS * sizeof(unsigned long long)));
     if (k->cfg.record && record_base)
-        KIT_CHECK(cudaMemset(k->cfg.record, 0xff, k->cfg.record_cap * sizeof(unsigned int)));
+        KIT_CHECK(cudaMemset(k->cfg.record, 0xff, KIT_RECORD_WORDS * k->cfg.record_cap * sizeof(unsigned int)));
     if (k->cfg.trace) {
         kit_trace_init_kernel<<<256, 256>>>(k->cfg.trace, k->cfg.trace_cap);
         KIT_CHECK_LAUNCH();
@@ -439,8 +464,8 @@ static inline kit_counts kit_counter_read(kit_counter *k)
 #undef KIT_HI
     }
     if (k->cfg.record && k->cfg.record_base)
-        KIT_CHECK(cudaMemcpy(k->record_host, k->cfg.record, k->cfg.record_cap * sizeof(unsigned int),
-                             cudaMemcpyDeviceToHost));
+        KIT_CHECK(cudaMemcpy(k->record_host, k->cfg.record,
+                             KIT_RECORD_WORDS * k->cfg.record_cap * sizeof(unsigned int), cudaMemcpyDeviceToHost));
     if (k->cfg.trace)
         KIT_CHECK(cudaMemcpy(k->trace_host, k->cfg.trace, k->cfg.trace_cap * sizeof(kit_warp_record),
                              cudaMemcpyDeviceToHost));

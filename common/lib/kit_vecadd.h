@@ -27,21 +27,21 @@ typedef struct {
     size_t bytes; /* of one array */
     float *dA, *dB, *dC, *dKeep;
     float *A, *B, *C;
-    kit_counter counter; /* record: per thread, its last index into A */
+    kit_counter counter; /* record: per thread, its last, lowest and highest index into A */
     unsigned long long seed; /* of the inputs A (seed) and B (seed + 1) */
 } kit_vecadd;
 
 /*
  * The problem size: --size if given, else the default from the device.
  * Exits with KIT_EXIT_USAGE when it does not fit: four arrays and the
- * record take 20 bytes an element.
+ * record (three words a thread) take 28 bytes an element.
  */
 static inline unsigned int kit_vecadd_size(unsigned long long size, const kit_device *d)
 {
     unsigned long long n, need;
 
-    n = size ? size : kit_default_size(d->l2_bytes, d->free_bytes, 3 * sizeof(float), 5 * sizeof(float));
-    need = 5 * n * sizeof(float) + (64ull << 20);
+    n = size ? size : kit_default_size(d->l2_bytes, d->free_bytes, 3 * sizeof(float), 7 * sizeof(float));
+    need = 7 * n * sizeof(float) + (64ull << 20);
     if ((long long)need > d->free_bytes)
         kit_die(KIT_EXIT_USAGE,
                 "--size %llu needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a "
@@ -111,7 +111,7 @@ typedef struct {
 /* The index element i had to be computed from. */
 static inline unsigned long long kit_vecadd_index(const kit_vecadd_check_ctx *k, unsigned long long i)
 {
-    return k->expect ? k->expect(i, k->ctx) : k->v->counter.record_host[i];
+    return k->expect ? k->expect(i, k->ctx) : kit_record_last(&k->v->counter, i);
 }
 
 static inline long long kit_vecadd_check_range(unsigned long long begin, unsigned long long end, void *p,

@@ -178,28 +178,29 @@ static struct grouping grouping_for(unsigned int n, unsigned int segments_per_gr
 
 /*
  * The grouping itself, from the indices the counting run recorded: every
- * warp's indices lie in one group, and the warps' groups are spread over
- * the array as random picks would be. Returns the share of groups some warp
- * picked (0 when a warp broke the rule, with the reason on stderr).
+ * index a warp's threads read, from each thread's lowest to its highest,
+ * lies in one group, and the warps' groups are spread over the array as
+ * random picks would be. Returns the share of groups some warp picked (0
+ * when a warp broke the rule, with the reason on stderr).
  */
 static double check_groups(const kit_vecadd *v, struct grouping g, unsigned int G)
 {
-    const unsigned int *x = v->counter.record_host;
+    const kit_counter *k = &v->counter;
     unsigned char *picked = (unsigned char *)kit_host_alloc(g.group_count);
     unsigned long long warps = 0, distinct = 0;
     double expected;
 
     memset(picked, 0, g.group_count);
     for (unsigned int w = 0; w * 32ull < v->n; w++) {
-        unsigned int first = w * 32, group = x[first] / g.group_elems;
+        unsigned int first = w * 32, group = kit_record_lowest(k, first) / g.group_elems;
         for (unsigned int i = first; i < first + 32 && i < v->n; i++) {
-            if (x[i] / g.group_elems != group || group >= g.group_count) {
+            unsigned int lo = kit_record_lowest(k, i), hi = kit_record_highest(k, i);
+            unsigned int x = lo / g.group_elems != group ? lo : hi, y = kit_record_lowest(k, first);
+            if (x / g.group_elems != group || group >= g.group_count) {
                 fprintf(stderr,
-                        "%s: G=%u: warp %u: thread %u read element %u (group %u) but thread %u read in "
-                        "group %u (of %u groups of %u elements): a warp must stay in one group "
-                        "(TODO(1))\n",
-                        kit_program, G, w, i, x[i], x[i] / g.group_elems, first, group, g.group_count,
-                        g.group_elems);
+                        "%s: G=%u: warp %u read element %u (group %u) and element %u (group %u), of %u groups "
+                        "of %u elements: a warp must stay in one group, every iteration (TODO(1))\n",
+                        kit_program, G, w, y, group, x, x / g.group_elems, g.group_count, g.group_elems);
                 free(picked);
                 return 0.0;
             }

@@ -170,6 +170,16 @@ CASES
 }
 
 # bats test_tags=gpu
+@test "02: TODO(1): a warp that draws a new group every iteration fails, though each of its requests stays in one group" {
+    require_gpu
+    run "$KIT_BUILD/tests/fixtures/lab02/group-each-iteration" --size 1M --reps 1 --segments-per-group 16
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_output --regexp "G=16: warp [0-9]+ read element [0-9]+ \(group [0-9]+\) and element [0-9]+ \(group [0-9]+\).*a warp must stay in one group, every iteration \(TODO\(1\)\)"
+    refute_output --partial "(TODO(2))"
+}
+
+# bats test_tags=gpu
 @test "02: the course's sizes at G=16 verify: 32,768 and 4,194,304 floats" {
     require_gpu
     for size in 32768 4M; do
