@@ -8,8 +8,8 @@
 #
 # Lab 04's calculator runs through judge and worker without a GPU, so the
 # forging, killing and filling files are CPU tests; the GPU ones are Lab
-# 05's busy GPU (the bars the pipeline is judged against) and Lab 01's
-# work left running.
+# 05's busy GPU (the bars the pipeline is judged against), Lab 06's forged
+# counts and Lab 01's work left running.
 
 setup() {
     load test_helper
@@ -180,6 +180,30 @@ refute_forged() {
     judge_with 05-streams "$W/ref" --size 8M --streams 4 --focus depth-first-4 --seed 7
     assert_success
     assert_line "pipeline-gain-judged: yes"
+}
+
+# bats test_tags=gpu
+@test "hostile: counts forged from inside (Lab 06's conflict counted away) pass the count checks, as the README says; the judge's clock still times the conflicted kernel" {
+    # Counts are made in the student's own GPU context, which can reach
+    # them: the fixture takes its bank conflict's wavefronts back out. What
+    # it cannot reach is the judge's clock: its transpose_padded is timed as
+    # what it is, the plain tile's kernel, as slow as the kit's own
+    # conflicted transpose_shared of the same run.
+    require_gpu_alone
+    local ratio_ref ratio_forged
+    worker_cmd "$W/ref" "$KIT_BUILD/solutions/06-shared-memory/worker"
+    judge_with 06-shared-memory "$W/ref" --matrix 4096 --seed 9
+    assert_success
+    ratio_ref=$(awk -v p="$(kv time-padded-ms)" -v s="$(kv time-shared-ms)" 'BEGIN { printf "%.3f", p / s }')
+    awk -v r="$ratio_ref" 'BEGIN { exit !(r < 0.85) }' ||
+        skip "the padded tile is not clearly faster than the plain one on this GPU (padded/plain $ratio_ref)"
+    worker_cmd "$W/forge" "$FIX/lab06/hostile-forge-counts.worker"
+    judge_with 06-shared-memory "$W/forge" --matrix 4096 --seed 9
+    assert_line "result: PASS"
+    assert_line "shared-load-wavefronts-per-request-padded: 1.0000"
+    assert_line "shared-load-wavefronts-per-request-shared: 32.0000"
+    ratio_forged=$(awk -v p="$(kv time-padded-ms)" -v s="$(kv time-shared-ms)" 'BEGIN { printf "%.3f", p / s }')
+    assert_close "$ratio_forged" 1.0 0.15 "the forged padded kernel's time against the plain tile's (reference: $ratio_ref)"
 }
 
 # bats test_tags=gpu
