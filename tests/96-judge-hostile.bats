@@ -8,8 +8,9 @@
 #
 # Lab 04's calculator runs through judge and worker without a GPU, so the
 # forging, killing and filling files are CPU tests; the GPU ones are Lab
-# 05's busy GPU (the bars the pipeline is judged against), Lab 06's forged
-# counts and Lab 01's work left running.
+# 05's busy GPU (the bars the pipeline is judged against), Lab 08's busy
+# host link (its scaling's bar, on two GPUs), Lab 06's forged counts and
+# Lab 01's work left running.
 
 setup() {
     load test_helper
@@ -180,6 +181,30 @@ refute_forged() {
     judge_with 05-streams "$W/ref" --size 8M --streams 4 --focus depth-first-4 --seed 7
     assert_success
     assert_line "pipeline-gain-judged: yes"
+}
+
+# bats test_tags=gpu
+@test "hostile: Lab 08 with a thread that keeps a host link busy while the kit measures the links FAILs by the judge's clock: the links are measured again with it gone" {
+    # The fixture's GPUs run one after the other; its thread copies to GPU
+    # 1 whenever gpus_add is not running, to make the links look as if they
+    # did not scale, so that the scaling would not be judged.
+    require_gpus 2 alone
+    skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"
+    local links_ref
+    worker_cmd "$W/ref" "$KIT_BUILD/solutions/08-multi-gpu/worker"
+    judge_with 08-multi-gpu "$W/ref" --gpus 2 --seed 7
+    assert_success
+    [ "$(kv scaling-judged)" = yes ] || skip "the scaling is not judged here, for the reference either: $(kv host-link-scaling)x links"
+    links_ref=$(kv host-link-scaling)
+    worker_cmd "$W/busy" "$FIX/lab08/hostile-busy-links.worker"
+    judge_with 08-multi-gpu "$W/busy" --gpus 2 --seed 7
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "scaling-judged: yes"
+    assert_output --partial "but the host links carry"
+    # The bar is the links' own: within a tenth of the reference's run.
+    assert_close "$(kv host-link-scaling)" "$links_ref" "$(awk -v l="$links_ref" 'BEGIN { print l / 10 }')" \
+        "the host links' scaling measured beside the hostile worker"
 }
 
 # bats test_tags=gpu
