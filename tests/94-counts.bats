@@ -35,7 +35,7 @@ ptx_target() { sed -n 's/^\.target[ \t]*\(sm_[0-9a-z]*\).*/\1/p' "$1" | head -n 
 # runtime ARCH: the counting runtime built for ARCH (once per test).
 runtime() {
     local o="$BATS_TEST_TMPDIR/runtime-$1.o"
-    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -I"$KIT_ROOT/common/lib" -c \
+    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -maxrregcount=32 -I"$KIT_ROOT/common/lib" -c \
         "$KIT_ROOT/common/lib/kit_count_runtime.cu" -o "$o" >&2 || return 1
     echo "$o"
 }
