@@ -265,6 +265,8 @@ static inline void kit_parse_args(int argc, char **argv, const char *synopsis, c
         for (j = 0; j < nopts; j++)
             if (strlen(opts[j].name) == len && strncmp(opts[j].name, arg, len) == 0)
                 o = &opts[j];
+        if (!o && len == 6 && strncmp(arg, "--help", 6) == 0)
+            kit_die(KIT_EXIT_USAGE, "--help takes no value");
         if (!o)
             kit_die(KIT_EXIT_USAGE, "unknown option '%.*s' (see --help)", (int)len, arg);
         if (o->type == KIT_OPT_FLAG) {

@@ -37,12 +37,6 @@ setup() {
 CASES
 }
 
-@test "02: with no GPU visible it exits 2 and says why" {
-    CUDA_VISIBLE_DEVICES="" run "$REF"
-    assert_failure 2
-    assert_output --partial "cannot run here"
-}
-
 # --- GPU ---------------------------------------------------------------------
 
 # bats test_tags=gpu
