@@ -7,7 +7,8 @@
 
 load test_helper
 
-# each_program: the reference and the skeleton of every lab, one per line.
+# each_program: the reference and the skeleton of every lab, one per line
+# (their paths may hold spaces: read them with mapfile).
 each_program() {
     local lab
     for lab in $(kit_labs); do
@@ -17,8 +18,9 @@ each_program() {
 }
 
 @test "every lab: --help lists the options every lab has and the exit statuses, and exits 0" {
-    local prog n=0
-    for prog in $(each_program); do
+    local prog n=0 progs
+    mapfile -t progs < <(each_program)
+    for prog in "${progs[@]}"; do
         run "$prog" --help
         assert_success
         assert_output --partial "--reps R"
@@ -28,12 +30,14 @@ each_program() {
         assert_output --partial "64 bad command line"
         n=$((n + 1))
     done
+    [ "$(kit_labs | wc -l)" -ge 8 ] || fail "the kit lists $(kit_labs | wc -l) labs"
     [ "$n" = $((2 * $(kit_labs | wc -l))) ] || fail "$n programs for $(kit_labs | wc -l) labs"
 }
 
 @test "every lab: a bad command line is refused with the reason and exit 64, before any GPU is looked at" {
-    local prog
-    for prog in $(each_program); do
+    local prog progs
+    mapfile -t progs < <(each_program)
+    for prog in "${progs[@]}"; do
         CUDA_VISIBLE_DEVICES="" assert_usage_errors "$prog" <<'CASES'
 --bogus|unknown option '--bogus'
 extra|unexpected argument 'extra'
@@ -49,8 +53,9 @@ CASES
 }
 
 @test "every lab: with no GPU visible it exits 2, says why, gives no verdict and leaves no CSV behind" {
-    local prog
-    for prog in $(each_program); do
+    local prog progs
+    mapfile -t progs < <(each_program)
+    for prog in "${progs[@]}"; do
         CUDA_VISIBLE_DEVICES="" run "$prog" --csv "$BATS_TEST_TMPDIR/t.csv"
         assert_failure 2
         assert_output --partial "cannot run here"

@@ -185,12 +185,13 @@ refute_forged() {
 
 # bats test_tags=gpu
 @test "hostile: Lab 08 with a thread that keeps a host link busy while the kit measures the links FAILs by the judge's clock: the links are measured again with it gone" {
-    # The fixture's GPUs run one after the other; its thread copies to GPU
-    # 1 whenever gpus_add is not running, to make the links look as if they
-    # did not scale, so that the scaling would not be judged.
+    # The fixture's GPUs run one after the other; its thread, started
+    # before main, copies to GPU 1 whenever gpus_add is not running, to make
+    # the links look as if they did not scale, so that the scaling would
+    # not be judged.
     require_gpus 2 alone
     skip_on_wsl "$KIT_WSL_MULTI_GPU_WHY"
-    local links_ref
+    local links_ref links_alone
     worker_cmd "$W/ref" "$KIT_BUILD/solutions/08-multi-gpu/worker"
     judge_with 08-multi-gpu "$W/ref" --gpus 2 --seed 7
     assert_success
@@ -205,6 +206,12 @@ refute_forged() {
     # The bar is the links' own: within a tenth of the reference's run.
     assert_close "$(kv host-link-scaling)" "$links_ref" "$(awk -v l="$links_ref" 'BEGIN { print l / 10 }')" \
         "the host links' scaling measured beside the hostile worker"
+    # The negative control: run as its own program, where the kit measures
+    # the links once, with the thread alive, the bar is lowered.
+    run "$FIX/lab08/hostile-busy-links" --gpus 2 --seed 7
+    links_alone=$(kv host-link-scaling)
+    awk -v a="$links_alone" -v r="$links_ref" 'BEGIN { exit !(a ~ /^[0-9.]+$/ && a < 0.9 * r) }' ||
+        fail "the thread did not lower the links' scaling in its own program ($links_alone against $links_ref): the test shows nothing"
 }
 
 # bats test_tags=gpu

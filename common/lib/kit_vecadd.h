@@ -4,7 +4,8 @@
  * changes from kernel to kernel.
  *
  * It holds the arrays (fresh uniform inputs in (0, 1] from the seed), the
- * counter whose record keeps each thread's last index into A, and the row
+ * counter whose record keeps each thread's last, lowest and highest index
+ * into A, and the row
  * callbacks of kit_row.h: poison C, check every element of C against
  * A[x] + B[x] (x from the lab's formula, or the recorded one where it was
  * random: the timed build draws the same numbers from the same seed), keep
@@ -83,7 +84,8 @@ static inline void kit_vecadd_teardown(kit_vecadd *v)
 }
 
 /* Before a counting launch: zero the counters and, where the indices are
- * random (record), record each thread's last read of A. */
+ * random (record), record each thread's reads of A (its last, lowest and
+ * highest index). */
 static inline void kit_vecadd_count_begin(kit_vecadd *v, void (*configure)(const kit_count_config *), int record)
 {
     kit_counter_reset(&v->counter, record ? v->dA : NULL, v->n);

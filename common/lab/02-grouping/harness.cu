@@ -19,6 +19,8 @@
  * the student's prediction of the largest G that stays within 2x of
  * coalesced (TODO(2)) beside the sweep's answer.
  */
+#include <limits.h>
+
 #include "kit_args.h"
 #include "kit_check.h"
 #include "kit_device.h"
@@ -196,14 +198,24 @@ static double check_groups(const kit_vecadd *v, struct grouping g, unsigned int 
         for (unsigned int i = first; i < first + 32 && i < v->n; i++) {
             unsigned int lo = kit_record_lowest(k, i), hi = kit_record_highest(k, i);
             unsigned int x = lo / g.group_elems != group ? lo : hi, y = kit_record_lowest(k, first);
-            if (x / g.group_elems != group || group >= g.group_count) {
+            if (lo == UINT_MAX)
+                fprintf(stderr, "%s: G=%u: thread %u read no element of A (TODO(1))\n", kit_program, G, i);
+            else if (x / g.group_elems == group && group < g.group_count)
+                continue;
+            else if (group >= g.group_count || x / g.group_elems >= g.group_count)
                 fprintf(stderr,
-                        "%s: G=%u: warp %u read element %u (group %u) and element %u (group %u), of %u groups "
-                        "of %u elements: a warp must stay in one group, every iteration (TODO(1))\n",
-                        kit_program, G, w, y, group, x, x / g.group_elems, g.group_count, g.group_elems);
-                free(picked);
-                return 0.0;
-            }
+                        "%s: G=%u: warp %u read element %u, in group %u, but there are %u groups of %u elements: "
+                        "draw the group in [0, %u) (TODO(1))\n",
+                        kit_program, G, w, group >= g.group_count ? y : x,
+                        (group >= g.group_count ? y : x) / g.group_elems, g.group_count, g.group_elems,
+                        g.group_count);
+            else
+                fprintf(stderr,
+                        "%s: G=%u: warp %u read element %u (group %u) and, in thread %u, element %u (group %u), "
+                        "of %u groups of %u elements: a warp must stay in one group, every iteration (TODO(1))\n",
+                        kit_program, G, w, y, group, i, x, x / g.group_elems, g.group_count, g.group_elems);
+            free(picked);
+            return 0.0;
         }
         distinct += !picked[group];
         picked[group] = 1;

@@ -169,7 +169,7 @@ CASES
     run "$KIT_BUILD/tests/fixtures/lab02/group-each-iteration" --size 1M --reps 1 --segments-per-group 16
     assert_failure 1
     assert_line "result: FAIL"
-    assert_output --regexp "G=16: warp [0-9]+ read element [0-9]+ \(group [0-9]+\) and element [0-9]+ \(group [0-9]+\).*a warp must stay in one group, every iteration \(TODO\(1\)\)"
+    assert_output --regexp "G=16: warp [0-9]+ read element [0-9]+ \(group [0-9]+\) and, in thread [0-9]+, element [0-9]+ \(group [0-9]+\).*a warp must stay in one group, every iteration \(TODO\(1\)\)"
     refute_output --partial "largest_cached_group: "
 }
 
