@@ -1,11 +1,13 @@
 #!/usr/bin/env bats
-# Counts from the same compilation as the timed kernels, first step: the
-# PTX instrumenter (common/tools/ptx-count.py) and its counting runtime
-# (common/lib/kit_count_runtime.cu). On the CPU: every lab's timed PTX, the
-# references' and the skeletons', instrumented; the result assembled by
-# ptxas and linked with the runtime by nvlink; nothing of the compiler's
-# own output changed but the counting calls; what cannot be counted
-# refused. The labs do not count through it yet: their counted build is
+# Counts from the same compilation as the timed kernels: the PTX
+# instrumenter (common/tools/ptx-count.py), its counting runtime
+# (common/lib/kit_count_runtime.cu) and the counted object made from the
+# timed one (common/tools/count-object.sh). On the CPU: every lab's timed
+# PTX, the references' and the skeletons', instrumented; the result
+# assembled by ptxas and linked with the runtime by nvlink; nothing of the
+# compiler's own output changed but the counting calls; the counted object
+# the timed object with only its device code replaced; what cannot be
+# counted refused. The labs do not count through it yet: their counted build is
 # still the source-level one (README, "What the grader cannot guarantee").
 
 setup() {
@@ -80,6 +82,83 @@ runtime() {
         done
     done
     [ "$n" -ge 8 ] || fail "only $n PTX files had accesses to count"
+    # The same for sm_90 whatever the build's architecture: Lab 04's
+    # heavy_bounded (bound to 64 registers) calls a runtime that needs 78
+    # there unless it is built with -maxrregcount=32, and nvlink refuses it.
+    out="$BATS_TEST_TMPDIR/solutions-04-occupancy.ptx"
+    run ptxas -arch=sm_90 -c "$out" -o "$out.sm_90.cubin"
+    assert_success
+    rt=$(runtime sm_90) || fail "the counting runtime does not build for sm_90"
+    run nvlink -arch=sm_90 "$out.sm_90.cubin" "$rt" -o "$out.sm_90.linked"
+    assert_success
+}
+
+# runtime_ptx ARCH: the counting runtime as PTX for ARCH (once per test).
+runtime_ptx() {
+    local o="$BATS_TEST_TMPDIR/runtime-$1.ptx"
+    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -maxrregcount=32 -I"$KIT_ROOT/common/lib" -ptx \
+        "$KIT_ROOT/common/lib/kit_count_runtime.cu" -o "$o" >&2 || return 1
+    echo "$o"
+}
+
+# section OBJ NAME: a file holding the bytes of one section of an object
+# (its name on stdout).
+section() {
+    local f
+    f=$(mktemp "$BATS_TEST_TMPDIR/section.XXXXXX")
+    objcopy -O binary --only-section="$2" "$1" "$f" && echo "$f"
+}
+
+@test "counts: every lab's counted object from its one compilation: the timed object, its device code instrumented, its host code the same bytes; it links beside the timed object" {
+    for tool in ptxas fatbinary objcopy readelf nm gcc; do
+        command -v "$tool" >/dev/null 2>&1 || skip "$tool is not on PATH"
+    done
+    local side lab dir out arch rt n=0
+    printf '%s\n' 'extern const char kit_student_timed[], kit_student_instrumented[];' \
+        'int main(void) { return kit_student_timed == kit_student_instrumented; }' >"$BATS_TEST_TMPDIR/main.c"
+    gcc -c "$BATS_TEST_TMPDIR/main.c" -o "$BATS_TEST_TMPDIR/main.o"
+    for side in solutions labs; do
+        for lab in $(kit_labs); do
+            dir="$KIT_BUILD/$side/$lab" out="$BATS_TEST_TMPDIR/$side-$lab.o"
+            [ "$(python3 "$TOOL" --list "$dir/timed.ptx" | tail -n 1)" != "accesses: 0" ] || continue
+            arch=$(ptx_target "$dir/timed.ptx")
+            rt=$(runtime_ptx "$arch") || fail "the counting runtime does not build as PTX for $arch"
+            run bash "$KIT_ROOT/common/tools/count-object.sh" "$dir/timed.o" "$dir/timed.ptx" "$rt" "$out"
+            assert_success
+            # The host code and its data: the timed object's, byte for byte.
+            for s in .text .data .rodata; do
+                cmp -s "$(section "$dir/timed.o" "$s")" "$(section "$out" "$s")" ||
+                    fail "$side/$lab: the counted object's $s is not the timed object's"
+            done
+            # The device code: the counting function in it, not in the timed one's.
+            grep -aq 'kit_count_access' "$(section "$out" .nv_fatbin)" ||
+                fail "$side/$lab: the counted object's device code has no counting function"
+            ! grep -aq 'kit_count_access' "$(section "$dir/timed.o" .nv_fatbin)" ||
+                fail "$side/$lab: the timed object's device code counts"
+            # One table each, under its own name; both objects in one program.
+            nm --defined-only "$out" | grep -qE ' D kit_student_instrumented$' || fail "$side/$lab: no renamed table"
+            ! nm --defined-only "$out" | grep -qE ' [TDBR] _ZN9kit_timed' ||
+                fail "$side/$lab: the student's functions are still global in the counted object"
+            run nvcc -o "$BATS_TEST_TMPDIR/both" "$BATS_TEST_TMPDIR/main.o" "$dir/timed.o" "$out"
+            assert_success
+            n=$((n + 1))
+        done
+    done
+    [ "$n" -ge 8 ] || fail "only $n counted objects"
+    # Its negative controls: an object that is no student build, and PTX
+    # with nothing of the student's to count, are refused with the reason.
+    run bash "$KIT_ROOT/common/tools/count-object.sh" "$KIT_BUILD/harness/06-shared-memory/harness.o" \
+        "$KIT_BUILD/solutions/06-shared-memory/timed.ptx" "$rt" "$BATS_TEST_TMPDIR/x.o"
+    assert_failure 1
+    assert_output --partial "defines no kit_student_timed"
+    printf '.version 8.0\n.target %s\n.address_size 64\n.const .align 8 .b8 kit_count_cfg[56];\n' "$arch" \
+        >"$BATS_TEST_TMPDIR/none.ptx"
+    run bash "$KIT_ROOT/common/tools/count-object.sh" "$KIT_BUILD/solutions/06-shared-memory/timed.o" \
+        "$BATS_TEST_TMPDIR/none.ptx" "$rt" "$BATS_TEST_TMPDIR/x.o"
+    assert_failure 1
+    assert_output --partial "no access of the student's to count"
+    run bash "$KIT_ROOT/common/tools/count-object.sh" a b
+    assert_failure 64
 }
 
 @test "counts: each access's kind and bytes, its predicate kept, shared addresses made generic" {
@@ -148,7 +227,7 @@ PTX
     assert_success
 }
 
-@test "counts: a student kernel that reads the clock or the SM's id, or loads without a state space, is refused" {
+@test "counts: a student kernel that reads the clock or the SM's id, loads without a state space, or asks for fewer registers than counting needs, is refused" {
     local p="$BATS_TEST_TMPDIR/t.ptx" what
     for what in 'mov.u64 	%rd2, %clock64;' 'mov.u32 	%r1, %smid;' 'mov.u64 	%rd2, %globaltimer;' \
         'mov.u32 	%r1, %clock_hi;' 'mov.u32 	%r1, %pm0;' \
@@ -168,6 +247,22 @@ PTX
         esac
         # The kit's own code may (its trace reads the SM's id and the timer).
         sed -i 's/_ZN9kit_timed1kEv/_Z9kit_ownerv/' "$p"
+        run python3 "$TOOL" "$p"
+        assert_success
+    done
+    # A .maxnreg under the runtime's 32 registers: refused; 32 is not, and
+    # the kit's own code is not the tool's to judge.
+    for what in 24 32; do
+        printf '.version 8.0\n.target sm_75\n.address_size 64\n\n.visible .entry _ZN9kit_timed1kEPf(\n\t.param .u64 p\n)\n.maxnreg %s\n{\n\t.reg .b64 \t%%rd<2>;\n\tld.param.u64 \t%%rd1, [p];\n\tst.global.u64 \t[%%rd1], %%rd1;\n\tret;\n}\n' \
+            "$what" >"$p"
+        run python3 "$TOOL" "$p"
+        if [ "$what" = 24 ]; then
+            assert_failure 1
+            assert_output --partial "refused: _ZN9kit_timed1kEPf: .maxnreg 24"
+        else
+            assert_success
+        fi
+        sed -i 's/_ZN9kit_timed1kEPf/_Z9kit_ownerPf/' "$p"
         run python3 "$TOOL" "$p"
         assert_success
     done

@@ -16,8 +16,10 @@
  * Build it with -maxrregcount=32: a kernel may not call a function that
  * needs more registers than its own bound allows (nvlink refuses it), and
  * 32 is the fewest a __launch_bounds__ can leave a thread (2,048 threads
- * on an SM of 65,536 registers). Lab 07's heavy_bounded, bound to 64,
- * met a runtime of 78 on an H200 (sm_90).
+ * on an SM of 65,536 registers). Lab 04's heavy_bounded, bound to 64 (256
+ * threads, 4 blocks an SM), met a runtime of 78 built for sm_90.
+ * (__maxnreg__ can ask for fewer: ptx-count.py refuses a .maxnreg under
+ * 32.)
  */
 #include "kit_counted.h"
 

@@ -27,11 +27,20 @@ request's lanes. The function is external: the counting runtime
 warp-level counting, and is linked in (relocatable device code).
 
 It refuses, with the reason, what it cannot count: a generic load or store
-(ld/st with no state space) in a student function, and a read of the
-clock, the SM's id or the like there (a kernel must not be able to time
-its own instrumentation: no lab needs them).
+(ld/st with no state space) in a student function, a read of the clock,
+the SM's id or the like there (a kernel must not be able to time its own
+instrumentation: no lab needs them), and a .maxnreg under 32 (the
+registers the counting runtime is built for).
 
-usage: ptx-count.py [--namespace NS] [--list] IN.ptx [OUT.ptx]
+With --runtime RT.ptx (the runtime compiled to PTX for the same target:
+nvcc -rdc=true -ptx), the definition of kit_count_access is taken from it
+and put into the module itself, reading the module's own kit_count_cfg
+(the constant every student build holds and registers: the timed build's
+host code configures it), so that the module is whole: ptxas assembles it
+without relocatable device code, and its fatbinary can take the place of
+the timed one in the timed object.
+
+usage: ptx-count.py [--namespace NS] [--list] [--runtime RT.ptx] IN.ptx [OUT.ptx]
   OUT.ptx: the instrumented PTX (default: stdout).
   --list:  no PTX: one line per instrumented access (function, line, kind,
            bytes) and a last line `accesses: N`.
@@ -67,6 +76,11 @@ KIND_NAMES = ["global load", "global store", "shared load", "shared store", "glo
 
 EXTERN = (".extern .func kit_count_access\n(\n\t.param .b64 kit_count_access_param_0,\n"
           "\t.param .b32 kit_count_access_param_1,\n\t.param .b32 kit_count_access_param_2\n);\n")
+
+
+# The registers the counting runtime is built for (-maxrregcount): the
+# fewest a __launch_bounds__ can leave a thread.
+MIN_REGISTERS = 32
 
 
 class Refused(Exception):
@@ -144,6 +158,10 @@ def instrument(text, namespace="kit_timed", listing=None):
             func = head.group(2)
             student = func.startswith(prefix)
         code = re.sub(r'"[^"]*"', '""', line.split("//")[0])
+        maxnreg = re.match(r"^\s*\.maxnreg\s+(\d+)", code)
+        if student and maxnreg and int(maxnreg.group(1)) < MIN_REGISTERS:
+            raise Refused("%s: .maxnreg %s (line %d): the counting calls need %d registers a thread; "
+                          "a kernel of yours may not ask for fewer" % (func, maxnreg.group(1), number, MIN_REGISTERS))
         depth += code.count("{") - code.count("}")
         inside = inside or depth > 0
         if student and depth > 0:
@@ -193,10 +211,54 @@ def instrument(text, namespace="kit_timed", listing=None):
     return result, count
 
 
+CFG = re.compile(r"^\.const \.align 8 \.b8 ([\w$]*kit_count_cfg)\[(\d+)\];$", re.M)
+TARGET = re.compile(r"^\.target\s+(\S+)", re.M)
+
+
+def with_runtime(result, runtime):
+    """result (instrumented, with the external declaration) made whole with
+    runtime's definition of kit_count_access, reading the module's own
+    kit_count_cfg."""
+    mine, theirs = CFG.search(result), CFG.search(runtime)
+    if not theirs:
+        raise Refused("the runtime's PTX declares no kit_count_cfg")
+    if not mine:
+        raise Refused("the module declares no kit_count_cfg for the runtime to read")
+    if mine.group(2) != theirs.group(2):
+        raise Refused("kit_count_cfg is %s bytes in the module, %s in the runtime"
+                      % (mine.group(2), theirs.group(2)))
+    t_mine, t_theirs = TARGET.search(result), TARGET.search(runtime)
+    if not t_mine or not t_theirs or t_mine.group(1) != t_theirs.group(1):
+        raise Refused("the runtime's .target (%s) is not the module's (%s)"
+                      % (t_theirs and t_theirs.group(1), t_mine and t_mine.group(1)))
+    lines = runtime.split("\n")
+    start = next((i for i, l in enumerate(lines) if re.match(r"^\.visible \.func kit_count_access\(", l)), None)
+    if start is None:
+        raise Refused("the runtime's PTX does not define kit_count_access")
+    depth, opened, end = 0, False, None
+    for i in range(start, len(lines)):
+        code = lines[i].split("//")[0]
+        depth += code.count("{") - code.count("}")
+        opened = opened or "{" in code
+        if opened and depth == 0:
+            end = i
+            break
+    if end is None:
+        raise Refused("the runtime's kit_count_access has no end")
+    body = "\n".join(lines[start:end + 1])
+    if re.search(r"^\s*(?:@!?%\w+\s+)?call", body, re.M):
+        raise Refused("the runtime's kit_count_access calls another function")
+    body = body.replace(theirs.group(1), mine.group(1)).replace(".visible .func", ".func", 1)
+    if EXTERN not in result:
+        raise Refused("no declaration of kit_count_access to replace")
+    return result.replace(EXTERN, EXTERN.replace(".extern .func", ".func", 1)) + "\n" + body + "\n"
+
+
 def main(argv):
     p = argparse.ArgumentParser(description="Instruments a student's PTX with the kit's counting calls.")
     p.add_argument("--namespace", default="kit_timed")
     p.add_argument("--list", action="store_true")
+    p.add_argument("--runtime")
     p.add_argument("input")
     p.add_argument("output", nargs="?")
     try:
@@ -206,12 +268,18 @@ def main(argv):
     try:
         with open(a.input, encoding="utf-8") as f:
             text = f.read()
+        runtime = None
+        if a.runtime:
+            with open(a.runtime, encoding="utf-8") as f:
+                runtime = f.read()
     except OSError as e:
         print("ptx-count.py: %s" % e, file=sys.stderr)
         return 64
     listing = [] if a.list else None
     try:
         result, count = instrument(text, a.namespace, listing)
+        if runtime is not None and count:
+            result = with_runtime(result, runtime)
     except Refused as e:
         print("ptx-count.py: %s: refused: %s" % (a.input, e), file=sys.stderr)
         return 1
