@@ -205,15 +205,16 @@ kit_sources() {
     assert_line --regexp '^first kernel +2\.000 +1\.0x +32\.0  ok$'
     assert_line --regexp '^second kernel +- +- +-  WRONG$'
     assert_line --regexp '^third kernel +5\.000 +2\.5x +-  ok$'
+    assert_line --regexp '^fourth kernel +- +- +-  not run$'
     # The CSV, read by a CSV parser: the columns the declaration names, in
     # its order, 0 where a row has no figure, correct last.
     grep -E '^(gpu|"Some GPU")' <<<"$output" | python3 -c '
 import csv, sys
 rows = list(csv.DictReader(sys.stdin))
 assert list(rows[0].keys()) == ["gpu", "size", "seed", "kernel", "time_ms", "time_vs_first", "hidden", "correct"], rows[0].keys()
-assert [r["kernel"] for r in rows] == ["first kernel", "second kernel", "third kernel"]
-assert [r["time_vs_first"] for r in rows] == ["1.0000", "0.0000", "2.5000"]
-assert [r["correct"] for r in rows] == ["1", "0", "1"]
+assert [r["kernel"] for r in rows] == ["first kernel", "second kernel", "third kernel", "fourth kernel"]
+assert [r["time_vs_first"] for r in rows] == ["1.0000", "0.0000", "2.5000", "0.0000"]
+assert [r["correct"] for r in rows] == ["1", "0", "1", "0"]
 assert rows[2]["gpu"] == "Some GPU" and rows[2]["size"] == "1000" and rows[2]["seed"] == "7"
 ' || fail "the CSV is not the declaration's"
     # key: value: each row's own lines, and a column's only where it has a

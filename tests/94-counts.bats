@@ -34,10 +34,13 @@ uninstrumented() {
 # ptx_target PTX: its .target (sm_75, sm_90, ...).
 ptx_target() { sed -n 's/^\.target[ \t]*\(sm_[0-9a-z]*\).*/\1/p' "$1" | head -n 1; }
 
-# runtime ARCH: the counting runtime built for ARCH (once per test).
+# runtime ARCH [ptx]: the counting runtime built for ARCH, as relocatable
+# device code or, with ptx, as PTX (once per test).
 runtime() {
-    local o="$BATS_TEST_TMPDIR/runtime-$1.o"
-    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -maxrregcount=32 -I"$KIT_ROOT/common/lib" -c \
+    local kind=${2:-o} flag=-c o
+    if [ "$kind" = ptx ]; then flag=-ptx; fi
+    o="$BATS_TEST_TMPDIR/runtime-$1.$kind"
+    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -maxrregcount=32 -I"$KIT_ROOT/common/lib" "$flag" \
         "$KIT_ROOT/common/lib/kit_count_runtime.cu" -o "$o" >&2 || return 1
     echo "$o"
 }
@@ -93,14 +96,6 @@ runtime() {
     assert_success
 }
 
-# runtime_ptx ARCH: the counting runtime as PTX for ARCH (once per test).
-runtime_ptx() {
-    local o="$BATS_TEST_TMPDIR/runtime-$1.ptx"
-    [ -f "$o" ] || nvcc -arch="$1" -rdc=true -maxrregcount=32 -I"$KIT_ROOT/common/lib" -ptx \
-        "$KIT_ROOT/common/lib/kit_count_runtime.cu" -o "$o" >&2 || return 1
-    echo "$o"
-}
-
 # section OBJ NAME: a file holding the bytes of one section of an object
 # (its name on stdout).
 section() {
@@ -122,7 +117,7 @@ section() {
             dir="$KIT_BUILD/$side/$lab" out="$BATS_TEST_TMPDIR/$side-$lab.o"
             [ "$(python3 "$TOOL" --list "$dir/timed.ptx" | tail -n 1)" != "accesses: 0" ] || continue
             arch=$(ptx_target "$dir/timed.ptx")
-            rt=$(runtime_ptx "$arch") || fail "the counting runtime does not build as PTX for $arch"
+            rt=$(runtime "$arch" ptx) || fail "the counting runtime does not build as PTX for $arch"
             run bash "$KIT_ROOT/common/tools/count-object.sh" "$dir/timed.o" "$dir/timed.ptx" "$rt" "$out"
             assert_success
             # The host code and its data: the timed object's, byte for byte.

@@ -27,8 +27,8 @@
  *   kit-unit focus FOCUS ALSO KEY...      the runs each row KEY gets under --focus FOCUS
  *                                         with kit_focus_also ALSO (- for none): 0 until
  *                                         steady, 1 once (kit_policy_for)
- *   kit-unit table                        a table of three rows (one wrong, one
- *                                         untimed) declared once (kit_table.h):
+ *   kit-unit table                        a table of four rows (one wrong, one
+ *                                         never checked) declared once (kit_table.h):
  *                                         the table, the CSV, the key: value lines
  *   kit-unit host-share                   the judge's shared host memory
  *                                         (kit_judge_host_alloc) handed to a child
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
             kit_judge_host_free(p);
         }
     } else if (strcmp(cmd, "table") == 0 && argc == 2) {
-        kit_row rows[3];
+        kit_row rows[4];
         kit_device d;
         memset(&d, 0, sizeof d);
         snprintf(d.name, sizeof d.name, "Some GPU");
@@ -288,7 +288,8 @@ int main(int argc, char **argv)
         rows[1].wrong = 5;
         kit_row_name(&rows[2], "third", NULL, "third kernel");
         rows[2].wrong = 0, rows[2].timed = 1, rows[2].t.median_ms = 5.0f;
-        kit_table t = {"kernel", 14, rows, 3, unit_columns, KIT_COUNT(unit_columns), &rows[0]};
+        kit_row_name(&rows[3], "fourth", NULL, "fourth kernel"); /* never checked */
+        kit_table t = {"kernel", 14, rows, 4, unit_columns, KIT_COUNT(unit_columns), &rows[0]};
         kit_table_print(&t);
         kit_table_csv(stdout, &t, &d, 1000, 7, 1);
         kit_table_kv(&t);

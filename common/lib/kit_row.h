@@ -229,10 +229,11 @@ static inline void kit_row_kv(const kit_row *r)
 #undef KIT_ROW_KV
 }
 
-/* A row's check word for tables: ok, WRONG or UNSTEADY (its timed runs). */
+/* A row's check word for tables: ok, WRONG, UNSTEADY (its timed runs), or
+ * "not run" where it was never checked. */
 static inline const char *kit_row_check_word(const kit_row *r)
 {
-    return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok";
+    return r->wrong < 0 ? "not run" : r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok";
 }
 
 /*

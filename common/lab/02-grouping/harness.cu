@@ -342,7 +342,7 @@ static const char *check_word(const kit_row *r, double coverage)
 {
     if (!r->counted)
         return "-";
-    return r->wrong || coverage == 0.0 ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok";
+    return r->wrong == 0 && coverage == 0.0 ? "WRONG" : kit_row_check_word(r);
 }
 
 int main(int argc, char **argv)

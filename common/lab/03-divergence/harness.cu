@@ -712,11 +712,6 @@ static void measure_p2(p2_run *q, enum p2_step step, kit_row *row, const kit_pol
 
 /* ---- the report ------------------------------------------------------------------ */
 
-static const char *check_word(const kit_row *r)
-{
-    return r->wrong < 0 ? "not run" : r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : "ok";
-}
-
 static void print_ms(const kit_row *r, int width)
 {
     if (r->timed)
@@ -864,7 +859,7 @@ int main(int argc, char **argv)
                 printf(" %15.1f%%", 100.0 * lanes_per_body(&p1[k]));
             else
                 printf(" %16s", "-");
-            printf("  %s\n", check_word(&p1[k]));
+            printf("  %s\n", kit_row_check_word(&p1[k]));
         }
         printf("\ncourse, Tesla K40, 4,194,304 floats: 12.43 ms against 38.55 ms, 3.10x;\n"
                "warp execution efficiency 100%% against 34.8%% (nvprof).\n");
@@ -881,7 +876,7 @@ int main(int argc, char **argv)
                 printf(" %11.1f%%", 100.0 * took_if[k]);
             else
                 printf(" %12s", "-");
-            printf("  %s\n", check_word(&p1[k]));
+            printf("  %s\n", kit_row_check_word(&p1[k]));
         }
         printf("\nPart 2: %s elements of four classes mixed at random; `work` steps of its\n"
                "class's map per element\n\n",
@@ -896,17 +891,17 @@ int main(int argc, char **argv)
                     printf(" %16.2f", kit_per(&steps[k]->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS));
                 else
                     printf(" %16s", "-");
-                printf("  %s\n", check_word(steps[k]));
+                printf("  %s\n", kit_row_check_word(steps[k]));
             }
         }
         printf("\n%6s %12s %12s %17s %14s %19s  %s\n", "work", "mixed (ms)", "grouped (ms)", "reorganised (ms)",
                "mixed/grouped", "mixed/reorganised", "check");
         for (int k = 0; k < nworks; k++) {
-            const char *word = check_word(&mixed[k]);
+            const char *word = kit_row_check_word(&mixed[k]);
             if (strcmp(word, "ok") == 0)
-                word = check_word(&sorted[k]);
+                word = kit_row_check_word(&sorted[k]);
             if (strcmp(word, "ok") == 0)
-                word = check_word(&reorg[k]);
+                word = kit_row_check_word(&reorg[k]);
             printf("%6d", works[k]);
             print_ms(&mixed[k], 12);
             print_ms(&sorted[k], 12);

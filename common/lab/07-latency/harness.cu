@@ -762,7 +762,6 @@ static accuracy measure_accuracy(const lat_math_api *api, int op, const float *d
 
 /* ---- the report ---------------------------------------------------------------- */
 
-
 static const char *bytes_text(unsigned long long b)
 {
     static char bufs[4][32];

@@ -772,11 +772,12 @@ static int run_selftest(host_data *h, int ngpus, int nstreams, int supported)
 
 /* ---- the report --------------------------------------------------------------------- */
 
+/* The row's check word, FLAWED where its results are right but the job was
+ * not done as asked (setup, trace, early returns, errors). */
 static const char *check_word(const kit_row *r, int judged_ok)
 {
-    if (r->wrong < 0)
-        return "not run";
-    return r->wrong ? "WRONG" : r->t.bad_runs ? "UNSTEADY" : judged_ok ? "ok" : "FLAWED";
+    const char *word = kit_row_check_word(r);
+    return strcmp(word, "ok") == 0 && !judged_ok ? "FLAWED" : word;
 }
 
 typedef struct {
