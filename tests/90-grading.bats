@@ -444,6 +444,63 @@ wait_for_line() {
     assert_output 3
 }
 
+# holder_of ROLE MODE WAIT KEY...: in the background, holds the locks of
+# GPUs KEY... of folder $d as MODE, as a process that sees those GPUs does;
+# writes ROLE's "got" or "gave-up" into $d/log and keeps them until
+# $d/ROLE.go exists (20 s at most).
+holder_of() {
+    local role=$1 mode=$2 wait=$3
+    shift 3
+    (
+        source "$KIT_ROOT/common/grade/gpu-hold.sh"
+        files=()
+        while read -r key; do files+=("$d/gpu-$key.lock" "$d/gpu-$key.gate"); done < <(gpu_hold_keys "$@")
+        gpu_hold_open "${files[@]}"
+        if gpu_hold "$mode" "$wait"; then echo "$role got" >>"$d/log"; else echo "$role gave-up" >>"$d/log"; exit 0; fi
+        for ((i = 0; i < 1000; i++)); do [ -e "$d/$role.go" ] && break; sleep 0.02; done
+        gpu_hold -u
+        echo "$role let-go" >>"$d/log"
+    ) 3>&- &
+}
+
+@test "GPU lock: a holder of several GPUs keeps a timing off each of them, not off the others; two such holders take turns" {
+    d="$BATS_TEST_TMPDIR/locks"
+    mkdir -p "$d"
+    run gpu_hold_keys GPU-b "GPU-a x" GPU-b
+    assert_output "$(printf '%s\n' GPU-a_x GPU-b)"
+    # A program that sees GPUs a and b (Lab 08's) holds both shared.
+    holder_of both -s "" a b
+    wait_for_line "both got"
+    # A timing on b waits for it (negative control: a timing on c does not).
+    holder_of on-b -x 1 b
+    holder_of on-c -x 1 c
+    wait_for_line "on-b gave-up"
+    wait_for_line "on-c got"
+    touch "$d/on-c.go"
+    # Alone on both: a shared holder of a alone is kept out too.
+    touch "$d/both.go"
+    wait_for_line "both let-go"
+    holder_of pair -x "" b a
+    wait_for_line "pair got"
+    holder_of on-a -s 1 a
+    wait_for_line "on-a gave-up"
+    # Two holders of both GPUs, named in opposite orders, alone: each in
+    # turn, neither stuck.
+    holder_of ab -x 10 a b
+    holder_of ba -x 10 b a
+    sleep 0.3
+    ! grep -qE "^(ab|ba) got" "$d/log" || fail "a holder ran beside the pair: $(cat "$d/log")"
+    touch "$d/pair.go"
+    wait_for_line "pair let-go"
+    for ((i = 0; i < 500; i++)); do grep -qE "^(ab|ba) got" "$d/log" && break; sleep 0.02; done
+    touch "$d/ab.go" "$d/ba.go"
+    wait
+    run cat "$d/log"
+    assert_line "ab got"
+    assert_line "ba got"
+    ! grep -qE '^(ab|ba) gave-up' "$d/log" || fail "a holder of both gave up: $output"
+}
+
 @test "judge: the verdict comes from the result channel, never from stdout" {
     grade_lib
     d="$BATS_TEST_TMPDIR/run"

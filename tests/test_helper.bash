@@ -191,12 +191,17 @@ kit_query() {
 # shellcheck source=common/grade/gpu-hold.sh
 source "$KIT_ROOT/common/grade/gpu-hold.sh"
 kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
-    local uuid key
+    local uuids key files=()
     [ -n "${KIT_LOCK_DIR:-}" ] || return 0
-    if [ -z "$gpu_lock_fd" ]; then
-        uuid=$(kit_query | sed -n 's/^uuid: //p')
-        key=$(gpu_hold_key "${uuid:-gpu0}")
-        gpu_hold_open "$KIT_LOCK_DIR/gpu-$key.lock" "$KIT_LOCK_DIR/gpu-$key.gate"
+    if ! gpu_hold_opened; then
+        # Every GPU the test sees: its programs may use any of them (Lab 08).
+        uuids=$(kit_query | sed -n 's/^uuids: //p')
+        [ -n "$uuids" ] || uuids=$(kit_query | sed -n 's/^uuid: //p')
+        # shellcheck disable=SC2086
+        while read -r key; do
+            files+=("$KIT_LOCK_DIR/gpu-$key.lock" "$KIT_LOCK_DIR/gpu-$key.gate")
+        done < <(gpu_hold_keys ${uuids:-gpu0})
+        gpu_hold_open "${files[@]}"
     fi
     [ "$1" = -u ] || [ -z "${KIT_LOCK_LOG:-}" ] ||
         echo "$(date +%s.%N) want$1 $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"
@@ -230,11 +235,8 @@ fi
 # timing waits for one command of such a test, not for the whole test.
 kit_gpu_yield() {
     [ "$gpu_held" = -s ] || return 0
-    # The gate is closed (held alone) only by a holder waiting to be alone.
-    if flock -n -s "$gpu_gate_fd"; then
-        flock -u "$gpu_gate_fd"
-        return 0
-    fi
+    # A gate is closed (held alone) only by a holder waiting to be alone.
+    gpu_hold_waited_for || return 0
     kit_gpu_release
     kit_gpu_lock -s
 }

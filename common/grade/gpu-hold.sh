@@ -11,64 +11,121 @@
 # holding the lock, so the two cannot wait on each other. Both are flocks:
 # they go with their holder, whatever way it ends.
 #
+# A process that sees several GPUs holds every one's lock, taken one GPU
+# after the other in one order (gpu_hold_keys): its work may go to any of
+# them (Lab 08 uses them all; a test's program sees them all), so a timing
+# on one of them must wait for it. Holders that take their GPUs in the same
+# order cannot wait on each other.
+#
 # shellcheck shell=bash
 
-gpu_lock_fd="" gpu_gate_fd="" gpu_held=""
+gpu_lock_fds=() gpu_gate_fds=() gpu_held=""
 
 # gpu_hold_key UUID: the part of the lock files' names that names the GPU.
 gpu_hold_key() { printf '%s' "$1" | tr -c 'A-Za-z0-9._-' _; }
 
-# gpu_hold_forget: in a subshell that is to hold the GPU for itself: its
-# parent's descriptors are the parent's hold, not its own.
-gpu_hold_forget() { gpu_lock_fd="" gpu_gate_fd="" gpu_held=""; }
-
-# gpu_hold_open LOCK GATE: opens the two files (creating them, readable by
-# all, where they are missing). Returns 1 if either cannot be opened.
-gpu_hold_open() {
-    local f
-    for f in "$1" "$2"; do
-        [ -e "$f" ] || (umask 022 && : >>"$f") 2>/dev/null
-    done
-    [ -n "$gpu_lock_fd" ] || exec {gpu_lock_fd}<"$1" || return 1
-    [ -n "$gpu_gate_fd" ] || exec {gpu_gate_fd}<"$2" || return 1
+# gpu_hold_keys UUID...: the keys of those GPUs, one per line, in the one
+# order every holder takes them in (so two holders of several GPUs never
+# wait on each other), each once.
+gpu_hold_keys() {
+    local u
+    for u in "$@"; do gpu_hold_key "$u" && echo; done | LC_ALL=C sort -u
 }
 
-# gpu_hold -s|-x|-u [WAIT_S]: holds the lock shared (-s) or alone (-x), or
-# lets it go (-u), waiting at most WAIT_S seconds (default: as long as it
-# takes). From shared to alone the shared hold is let go first, then the
-# gate closed: two shared holders that both want to be alone take turns.
-# Returns 1 if the wait ran out (nothing is held then).
+# gpu_hold_forget: in a subshell that is to hold the GPUs for itself: its
+# parent's descriptors are the parent's hold, not its own.
+gpu_hold_forget() { gpu_lock_fds=() gpu_gate_fds=() gpu_held=""; }
+
+# gpu_hold_opened: whether a lock is open (gpu_hold_open).
+gpu_hold_opened() { [ ${#gpu_lock_fds[@]} -gt 0 ]; }
+
+# gpu_hold_open LOCK GATE [LOCK GATE]...: opens each GPU's two files
+# (creating them, readable by all, where they are missing), in the order
+# given: a process that sees several GPUs holds them all, since its work
+# may go to any of them (gpu_hold_keys gives the order). Returns 1 if one
+# cannot be opened.
+gpu_hold_open() {
+    local f fd
+    while [ $# -ge 2 ]; do
+        for f in "$1" "$2"; do
+            [ -e "$f" ] || (umask 022 && : >>"$f") 2>/dev/null
+        done
+        exec {fd}<"$1" || return 1
+        gpu_lock_fds+=("$fd")
+        exec {fd}<"$2" || return 1
+        gpu_gate_fds+=("$fd")
+        shift 2
+    done
+}
+
+# gpu_hold_closing CMD...: runs CMD with the locks' descriptors closed, so
+# that nothing it starts holds or lets go of them.
+gpu_hold_closing() {
+    local fd close=""
+    for fd in "${gpu_lock_fds[@]}" "${gpu_gate_fds[@]}"; do close+=" $fd<&-"; done
+    eval "\"\$@\"$close"
+}
+
+# gpu_hold_close: in a subshell about to start what must not hold the
+# locks: closes their descriptors there.
+gpu_hold_close() {
+    local fd
+    for fd in "${gpu_lock_fds[@]}" "${gpu_gate_fds[@]}"; do exec {fd}<&-; done
+}
+
+# gpu_hold_waited_for: whether a holder waits to have a GPU alone (it
+# closes that GPU's gate, which shared holders pass through).
+gpu_hold_waited_for() {
+    local fd
+    for fd in "${gpu_gate_fds[@]}"; do
+        if flock -n -s "$fd"; then flock -u "$fd"; else return 0; fi
+    done
+    return 1
+}
+
+# gpu_hold_one -s|-x I LIMIT_OPT...: the Ith GPU's lock, through its gate.
+gpu_hold_one() {
+    local how=$1 i=$2
+    shift 2
+    flock "$@" "$how" "${gpu_gate_fds[$i]}" || return 1
+    if ! flock "$@" "$how" "${gpu_lock_fds[$i]}"; then
+        flock -u "${gpu_gate_fds[$i]}"
+        return 1
+    fi
+    flock -u "${gpu_gate_fds[$i]}"
+}
+
+# gpu_hold -s|-x|-u [WAIT_S]: holds every open GPU's lock shared (-s) or
+# alone (-x), or lets them go (-u), waiting at most WAIT_S seconds for each
+# (default: as long as it takes). From shared to alone the shared holds are
+# let go first, then each gate closed in turn: two shared holders that both
+# want to be alone take turns. Returns 1 if a wait ran out (nothing is held
+# then).
 gpu_hold() {
-    local how=$1 limit_opt=()
+    local how=$1 limit_opt=() i fd
     [ -z "${2:-}" ] || limit_opt=(-w "$2")
     [ "$how" != "$gpu_held" ] || return 0
     case $how in
-    -u)
-        [ -z "$gpu_held" ] || flock -u "$gpu_lock_fd"
-        ;;
-    -x)
-        [ -z "$gpu_held" ] || flock -u "$gpu_lock_fd"
+    -u | -x)
+        if [ -n "$gpu_held" ]; then
+            for fd in "${gpu_lock_fds[@]}"; do flock -u "$fd"; done
+        fi
         gpu_held=""
-        flock "${limit_opt[@]}" -x "$gpu_gate_fd" || return 1
-        if ! flock "${limit_opt[@]}" -x "$gpu_lock_fd"; then
-            flock -u "$gpu_gate_fd"
-            return 1
-        fi
-        flock -u "$gpu_gate_fd"
-        ;;
-    -s)
-        if [ "$gpu_held" = -x ]; then
-            # Alone to shared: nothing is waiting on this holder to let go.
-            flock "${limit_opt[@]}" -s "$gpu_lock_fd" || { gpu_held=""; return 1; }
-        else
-            flock "${limit_opt[@]}" -s "$gpu_gate_fd" || return 1
-            if ! flock "${limit_opt[@]}" -s "$gpu_lock_fd"; then
-                flock -u "$gpu_gate_fd"
-                return 1
+        ;;&
+    -x | -s)
+        for i in "${!gpu_lock_fds[@]}"; do
+            if [ "$gpu_held" = -x ]; then
+                # Alone to shared: nothing is waiting on this holder to let go.
+                flock "${limit_opt[@]}" -s "${gpu_lock_fds[$i]}" && continue
+            elif gpu_hold_one "$how" "$i" "${limit_opt[@]}"; then
+                continue
             fi
-            flock -u "$gpu_gate_fd"
-        fi
+            for fd in "${gpu_lock_fds[@]}"; do flock -u "$fd"; done
+            gpu_held=""
+            return 1
+        done
         ;;
+    -u) ;;
     *) return 1 ;;
     esac
     if [ "$how" = -u ]; then gpu_held=""; else gpu_held=$how; fi

@@ -184,7 +184,7 @@ run_one() {
     # alone (gpu_mode_for) under CUDA MPS, where a fatal fault of one
     # client ends the work of every client beside it, and where the lab's
     # checked verdict rests on times.
-    if [ -n "$gpu_lock_fd" ] && [ -z "$gpu_held" ]; then
+    if gpu_hold_opened && [ -z "$gpu_held" ]; then
         if ! gpu_hold_logged "$(gpu_mode_for "$lab")"; then
             gpu_busy="the GPU stayed busy with other runs for ${gpu_lock_wait} s${gpu_lock_note:+ ($gpu_lock_note)}"
             run_rc=125
@@ -221,12 +221,13 @@ run_one() {
         # The judge's output is capped, softly: it raises the cap for the
         # sealed memfds it shares host memory through (kit_judge.h).
         (
+            gpu_hold_close
             ulimit -S -f "$cap" 2>/dev/null
             exec env KIT_RESULT_FD="$rfd" KIT_RESULT_TOKEN="$KIT_RESULT_TOKEN" KIT_JUDGE_WORKER="$rd/worker.argv" \
                 KIT_JUDGE_WORKER_LOG="$rd/worker.log" KIT_JUDGE_MODULE_TIMED="$modules/timed.fatbin" \
                 KIT_JUDGE_MODULE_COUNTED="$modules/counted.fatbin" \
                 timeout -k 5 "$wall" "$ref_build/judge/$lab/judge" $args
-        ) </dev/null >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&- {gpu_gate_fd}<&-
+        ) </dev/null >"$rd/out" 2>"$rd/err"
         run_rc=$?
     else
         if [ "$mode" = sanitize ]; then
@@ -235,8 +236,8 @@ run_one() {
         fi
         # shellcheck disable=SC2206
         cmd+=("$prog" $args)
-        sandboxed "$wall" "$cpu" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
-            >"$rd/out" 2>"$rd/err" {gpu_lock_fd}<&- {gpu_gate_fd}<&-
+        gpu_hold_closing sandboxed "$wall" "$cpu" "$mem" "$cap" 1 "$rfd" "$rd" "$rd" -- "${cmd[@]}" \
+            >"$rd/out" 2>"$rd/err"
     fi
     exec {rfd}>&-
     [ -z "$own_hold" ] || gpu_unlock
@@ -394,7 +395,7 @@ grade_checks() {
             args=$drawn
             run_one student "$prog" "$args" sanitize
             wall_used=$(conf_get "$lab" sanitize-time-limit)
-            if [ "$run_rc" = 99 ] || cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null | grep -qE '^=+ +(Invalid|Error: Race|ERROR: Race)'; then
+            if [ "$run_rc" = 99 ] || grep -qsE '^=+ +(Invalid|Error: Race|ERROR: Race)' "$rd/sanitizer.log" "$rd/worker.log"; then
                 log_detail
                 local first
                 first=$(one_line "$(cat "$rd/sanitizer.log" "$rd/worker.log" 2>/dev/null |
@@ -627,7 +628,7 @@ main() {
     fi
 
     # Is there a GPU the kit's own programs can use, in the sandbox?
-    local gpu_name="none usable" gpu_uuid="" qdir="$work/query"
+    local gpu_name="none usable" gpu_uuid="" gpu_uuids="" qdir="$work/query"
     gpu_reason="" gpu_cc=0
     mkdir -p "$qdir" && sandbox_own "$qdir"
     sb_extra=()
@@ -635,6 +636,7 @@ main() {
     if [ "$run_rc" = 0 ]; then
         gpu_cc=$(sed -n 's/^compute-capability: //p' "$qdir/out")
         gpu_uuid=$(sed -n 's/^uuid: //p' "$qdir/out")
+        gpu_uuids=$(sed -n 's/^uuids: //p' "$qdir/out")
         gpu_name="$(one_line "$(sed -n 's/^device: //p' "$qdir/out")") (compute capability $gpu_cc)"
     else
         gpu_reason=$(grep -m1 'cannot run here' "$qdir/out" | sed 's/.*cannot run here: //')
@@ -674,7 +676,8 @@ main() {
                 verdict=SKIP reason=$gpu_reason
             else
                 if [ -z "$held" ]; then
-                    if ! gpu_lock "${gpu_uuid:-gpu0}" "$(conf_get all gpu-wait)"; then
+                    # shellcheck disable=SC2086
+                    if ! gpu_lock "$(conf_get all gpu-wait)" ${gpu_uuids:-${gpu_uuid:-gpu0}}; then
                         gpu_reason="the GPU stayed busy with another grading ${gpu_lock_note:+($gpu_lock_note)}"
                         verdict=SKIP reason=$gpu_reason
                     else

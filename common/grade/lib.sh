@@ -382,14 +382,18 @@ sandbox_setup() {
         [ -e "$p" ] && others+=("$p")
     done
     sb_base=(--unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL)
+    # (Its help is read whole before it is searched: grep -q stopping early
+    # would break bubblewrap's pipe and, with pipefail, the test.)
+    local bwrap_help
+    bwrap_help=$("$kit_bwrap" --help 2>&1 || true)
     # No user namespaces inside (bubblewrap 0.8 and later).
-    if "$kit_bwrap" --help 2>&1 | grep -q -- --disable-userns; then sb_base+=(--disable-userns); fi
+    if grep -q -- --disable-userns <<<"$bwrap_help"; then sb_base+=(--disable-userns); fi
     # Every tmpfs sized (bubblewrap 0.7 and later, not setuid): /tmp, where
     # student code may write, and /dev/shm; the folders that hide what it
     # must not see, next to nothing. Without --size a tmpfs may take half
     # of the memory.
     local tmp_size=() shm_size=() hide_size=()
-    if "$kit_bwrap" --help 2>&1 | grep -q -- '--size'; then
+    if grep -q -- '--size' <<<"$bwrap_help"; then
         tmp_size=(--size $((${KIT_SANDBOX_TMP_MIB:-256} << 20))) shm_size=(--size $((64 << 20)))
         hide_size=(--size $((1 << 20)))
     fi
@@ -700,7 +704,8 @@ speed_clear() {
 # GPU locks: one grading per GPU on this machine, whoever runs it
 # ===========================================================================
 
-# gpu_lock KEY WAIT_S: waits for the GPU's lock and holds it shared
+# gpu_lock WAIT_S UUID...: waits for the locks of the GPUs the grading
+# sees (every one: its programs may use any) and holds them shared
 # (gpu-hold.sh): beside other holders whose runs time nothing (a grading's
 # checked runs; the tests' checks of results). gpu_alone holds it alone for
 # the timed runs. The locks live in a shared, sticky
@@ -712,10 +717,10 @@ speed_clear() {
 source "$kit_grade_dir/gpu-hold.sh"
 gpu_lock_wait=""
 gpu_lock() {
-    local key dir file
-    key=$(gpu_hold_key "$1")
+    local key dir file files=()
     dir=${KIT_LOCK_DIR:-/tmp/kit-gpu-locks}
-    gpu_lock_note="" gpu_lock_wait=$2
+    gpu_lock_note="" gpu_lock_wait=$1
+    shift
     if [ ! -d "$dir" ] && ! mkdir -m 1777 "$dir" 2>/dev/null && [ ! -d "$dir" ]; then
         dir=""
     fi
@@ -730,12 +735,15 @@ gpu_lock() {
         dir="${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/kit-gpu-locks-$(id -u)"
         { mkdir -p "$dir" && chmod 700 "$dir"; } || return 1
     fi
-    file="$dir/gpu-$key"
-    if [ -L "$file.lock" ] || [ -L "$file.gate" ]; then
-        gpu_lock_note="$file.lock or .gate is a symbolic link: not used"
-        return 1
-    fi
-    gpu_hold_open "$file.lock" "$file.gate" || return 1
+    while read -r key; do
+        file="$dir/gpu-$key"
+        if [ -L "$file.lock" ] || [ -L "$file.gate" ]; then
+            gpu_lock_note="$file.lock or .gate is a symbolic link: not used"
+            return 1
+        fi
+        files+=("$file.lock" "$file.gate")
+    done < <(gpu_hold_keys "$@")
+    gpu_hold_open "${files[@]}" || return 1
     gpu_hold_logged -s
 }
 

@@ -39,8 +39,12 @@ for tool in ptxas fatbinary objcopy readelf nm python3; do
 done
 arch=$(sed -n 's/^\.target[ \t]*\(sm_[0-9]*[a-z]*\).*/\1/p' "$ptx" | head -n 1)
 [ -n "$arch" ] || { echo "count-object.sh: $ptx names no sm_ target" >&2; exit 1; }
-readelf -SW "$timed" | grep -q ' \.nv_fatbin ' || { echo "count-object.sh: $timed has no .nv_fatbin section" >&2; exit 1; }
-nm --defined-only "$timed" | grep -qE ' [DdRrBb] kit_student_timed$' || { echo "count-object.sh: $timed defines no kit_student_timed" >&2; exit 1; }
+# (Each listing is read whole before it is searched: grep -q would stop
+# early, and the listing tool's broken pipe would fail the pipeline.)
+sections=$(readelf -SW "$timed")
+grep -q ' \.nv_fatbin ' <<<"$sections" || { echo "count-object.sh: $timed has no .nv_fatbin section" >&2; exit 1; }
+symbols=$(nm --defined-only "$timed")
+grep -qE ' [DdRrBb] kit_student_timed$' <<<"$symbols" || { echo "count-object.sh: $timed defines no kit_student_timed" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -51,7 +55,7 @@ ptxas -arch="$arch" -m64 "$work/counted.ptx" -o "$work/counted.cubin"
 fatbinary -64 --create="$work/counted.fatbin" \
     "--image3=kind=elf,sm=${arch#sm_},file=$work/counted.cubin" \
     "--image3=kind=ptx,sm=${arch#sm_},file=$work/counted.ptx"
-nm --defined-only "$timed" | awk '$2 ~ /^[TDBR]$/ && $3 != "kit_student_timed" && $3 != "kit_kernels_timed" { print $3 }' \
+awk '$2 ~ /^[TDBR]$/ && $3 != "kit_student_timed" && $3 != "kit_kernels_timed" { print $3 }' <<<"$symbols" \
     >"$work/local.txt"
 objcopy --update-section .nv_fatbin="$work/counted.fatbin" \
     --localize-symbols="$work/local.txt" "$timed" "$work/counted.o"

@@ -21,6 +21,19 @@
 #include "kit_counted.h"
 #include "kit_report.h"
 
+/* GPU ORDINAL's uuid, as nvidia-smi writes it (GPU-xxxxxxxx-xxxx-...). */
+static void kit_uuid(int ordinal, char *out, size_t size)
+{
+    struct cudaDeviceProp prop;
+    const unsigned char *u;
+    int n;
+    KIT_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+    u = (const unsigned char *)prop.uuid.bytes;
+    n = snprintf(out, size, "GPU-");
+    for (int i = 0; i < 16 && n > 0 && (size_t)n < size; i++)
+        n += snprintf(out + n, size - (size_t)n, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", u[i]);
+}
+
 /* Whether two processes can share GPU memory here, and what is wrong with
  * the set-up, if anything. */
 static void platform_ipc_kv(const kit_platform *p)
@@ -101,17 +114,18 @@ int main(int argc, char **argv)
     KIT_CHECK(cudaGetDeviceCount(&count));
     kit_kv("gpus-visible", "%d", count);
     {
-        /* The GPU's identity as nvidia-smi writes it: the grader's GPU lock. */
-        struct cudaDeviceProp prop;
-        const unsigned char *u;
-        char uuid[64];
-        int n = 0;
-        KIT_CHECK(cudaGetDeviceProperties(&prop, d.ordinal));
-        u = (const unsigned char *)prop.uuid.bytes;
-        n += snprintf(uuid + n, sizeof uuid - n, "GPU-");
-        for (int i = 0; i < 16; i++)
-            n += snprintf(uuid + n, sizeof uuid - n, "%s%02x", i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", u[i]);
+        /* The GPUs' identities as nvidia-smi writes them: the grader's GPU
+         * locks (this GPU's, and those of every GPU the kit sees, which a
+         * program that sees them all holds). */
+        char uuid[64], all[64 * 16] = "";
+        size_t used = 0;
+        kit_uuid(d.ordinal, uuid, sizeof uuid);
         kit_kv("uuid", "%s", uuid);
+        for (int g = 0; g < count && used + sizeof uuid < sizeof all; g++) {
+            kit_uuid(g, uuid, sizeof uuid);
+            used += (size_t)snprintf(all + used, sizeof all - used, "%s%s", g ? " " : "", uuid);
+        }
+        kit_kv("uuids", "%s", all);
     }
     {
         /* The platform's other facts (kit_kv_device gave `platform:`). */
