@@ -132,10 +132,7 @@ refute_forged() {
 }
 
 @test "hostile: a worker that fills every place it can write stays within the sandbox's caps, and leaves nothing on the host" {
-    local before_tmp before_shm
     sandboxed_worker_cmd "$W/fill" "$FIX/lab04/hostile-fill.worker"
-    before_tmp=$(df -Pk /tmp | awk 'NR == 2 { print $3 }')
-    before_shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $3 }')
     judge_with 04-occupancy "$W/fill" --calculator-only --seed 6
     assert_failure 1
     assert_line "result: FAIL"
@@ -155,16 +152,14 @@ refute_forged() {
     [ "$total" -le $((tmp_cap + shm_cap)) ] || fail "$total bytes written in all, past /tmp's and /dev/shm's caps"
     # The attack itself ran: the caps, not the file size, stopped it.
     [ "$total" -ge $((64 << 20)) ] || fail "only $total bytes written: the attack did not run"
-    # Nothing of it on the host.
+    # Nothing of it on the host: no file of its names in any place it
+    # wrote to, nor in its run folder. (The free space of the host's /tmp is
+    # no measure here: the suite's other tests build in it meanwhile.)
     local d
     for d in /tmp /dev/shm /var/tmp "$HOME" "$KIT_ROOT"; do
         ! compgen -G "$d/hostile-fill-*" >/dev/null || fail "$d holds its files on the host"
     done
-    # The host's /tmp and /dev/shm did not keep what it wrote (a margin for
-    # the rest of the machine).
-    [ $(($(df -Pk /tmp | awk 'NR == 2 { print $3 }') - before_tmp)) -lt 65536 ] || fail "the host's /tmp grew"
-    [ -z "$before_shm" ] ||
-        [ $(($(df -Pk /dev/shm | awk 'NR == 2 { print $3 }') - before_shm)) -lt 65536 ] || fail "the host's /dev/shm grew"
+    [ -z "$(find "$W" -name 'hostile-fill-*' -print -quit)" ] || fail "its run folder holds its files on the host"
 }
 
 # bats test_tags=gpu
@@ -224,13 +219,18 @@ refute_forged() {
     require_gpu_alone
     local ratio_ref ratio_forged
     worker_cmd "$W/ref" "$KIT_BUILD/solutions/06-shared-memory/worker"
-    judge_with 06-shared-memory "$W/ref" --matrix 4096 --seed 9
+    # The default matrix (from the L2, beyond it): the judge's own cost of
+    # a timed run (its round trip to the worker) weighs little beside the
+    # kernel there (an H100, 2026-11-28: padded/plain 0.86 through the
+    # judge at --matrix 4096, where the kernels took 49 and 84 us; the
+    # program alone, 0.59 there and 0.62 at its default 8192).
+    judge_with 06-shared-memory "$W/ref" --seed 9
     assert_success
     ratio_ref=$(awk -v p="$(kv time-padded-ms)" -v s="$(kv time-shared-ms)" 'BEGIN { printf "%.3f", p / s }')
     awk -v r="$ratio_ref" 'BEGIN { exit !(r < 0.85) }' ||
         skip "the padded tile is not clearly faster than the plain one on this GPU (padded/plain $ratio_ref)"
     worker_cmd "$W/forge" "$FIX/lab06/hostile-forge-counts.worker"
-    judge_with 06-shared-memory "$W/forge" --matrix 4096 --seed 9
+    judge_with 06-shared-memory "$W/forge" --seed 9
     assert_line "result: PASS"
     assert_line "shared-load-wavefronts-per-request-padded: 1.0000"
     assert_line "shared-load-wavefronts-per-request-shared: 32.0000"
