@@ -20,6 +20,25 @@ QUERY="$KIT_BUILD/bin/kit-query"
     assert [ -x "$KIT_BUILD/tests/kit-query-sm75" ]
 }
 
+@test "kit: the labs are listed in one place, common/lab/labs.sh, which every script reads" {
+    # No script of the kit finds the labs by a glob of its own (the
+    # Makefile's LABS aside, make's own list; tests/run.sh lists test files).
+    run grep -rlE 'common/lab/\[0-9\]\[0-9\]-\*' "$KIT_ROOT/common" "$KIT_ROOT/tests" "$KIT_ROOT/.ci"
+    assert_success
+    assert_line "$KIT_ROOT/common/lab/labs.sh"
+    refute_line --regexp '^.*/common/(report|tools|grade)/|/test_helper\.bash$'
+    [ "${#lines[@]}" -le 2 ] || fail "the labs are found by a glob in: $output"
+    # The list: every folder with a harness, in order; a folder without one
+    # is not a lab (negative control).
+    mkdir -p "$BATS_TEST_TMPDIR/k/common/lab/01-a" "$BATS_TEST_TMPDIR/k/common/lab/02-b" "$BATS_TEST_TMPDIR/k/common/lab/10-c"
+    touch "$BATS_TEST_TMPDIR/k/common/lab/01-a/harness.cu" "$BATS_TEST_TMPDIR/k/common/lab/10-c/harness.cu"
+    run kit_labs "$BATS_TEST_TMPDIR/k"
+    assert_output "$(printf '01-a\n10-c')"
+    run kit_labs
+    assert_line 01-coalescing
+    assert_line 08-multi-gpu
+}
+
 @test "kit: make help lists the targets on one screen" {
     run make -s -C "$KIT_ROOT" --no-print-directory help
     assert_success

@@ -544,5 +544,6 @@ csv_field_of() {
     }'
 }
 
-# The kit's labs, from the one list every script reads.
-kit_labs() { printf '%s\n' "$KIT_ROOT"/common/lab/[0-9][0-9]-*/harness.cu | sed -n 's|.*/common/lab/\([0-9][0-9]-[^/]*\)/harness\.cu$|\1|p'; }
+# The kit's labs, from the one list every script reads (kit_labs [KIT]).
+# shellcheck source=common/lab/labs.sh
+source "$KIT_ROOT/common/lab/labs.sh"

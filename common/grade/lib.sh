@@ -84,13 +84,8 @@ conf_get() {
 
 # kit_labs KIT: the kit's labs (its folders common/lab/NN-name), one per
 # line, in the order of their numbers.
-kit_labs() {
-    local d
-    for d in "$1"/common/lab/[0-9][0-9]-*/; do
-        if [ -f "$d/harness.cu" ]; then basename "$d"; fi
-    done
-    return 0
-}
+# shellcheck source=common/lab/labs.sh
+source "$kit_grade_dir/../lab/labs.sh"
 
 # lab_resolve WANT LAB...: the lab WANT names (01, 01-coalescing, coalescing).
 lab_resolve() {

@@ -48,7 +48,9 @@ if [ "$run" = 1 ]; then
         echo "handout-figures.sh --run: the references must run on a GPU, and the kit cannot use one here" >&2
         exit 2
     fi
-    mapfile -t labs < <(printf '%s\n' "$top"/common/lab/[0-9][0-9]-*/harness.cu | sed -n 's|.*/common/lab/\([0-9][0-9]-[^/]*\)/harness\.cu$|\1|p')
+    # shellcheck source=common/lab/labs.sh
+    source "$top/common/lab/labs.sh"
+    mapfile -t labs < <(kit_labs "$top")
     for lab in "${labs[@]}"; do
         nn=${lab%%-*}
         case ",${labs_opt:-$nn}," in *",$nn,"* | *",$lab,"*) ;; *) continue ;; esac

@@ -52,7 +52,9 @@ done
 args=("$@")
 out=${out:-$build/report}
 
-mapfile -t all_labs < <(printf '%s\n' common/lab/[0-9][0-9]-*/harness.cu | sed -n 's|\(.*/\)\{0,1\}common/lab/\([0-9][0-9]-[^/]*\)/harness\.cu$|\2|p')
+# shellcheck source=common/lab/labs.sh
+source common/lab/labs.sh
+mapfile -t all_labs < <(kit_labs .)
 # resolve_lab WANT: the lab WANT names: 01, 1, 01-coalescing or coalescing.
 resolve_lab() {
     local l

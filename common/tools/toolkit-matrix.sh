@@ -25,6 +25,8 @@ first_error() {
 }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=common/lab/labs.sh
+source "$top/common/lab/labs.sh"
 dir=${TMPDIR:-/tmp}/kit-cuda-11.8
 archs="70 75 80 86 89 90"
 labs=""
@@ -82,7 +84,7 @@ if [ -n "$labs" ]; then
     for want in $labs; do
         while read -r lab; do
             case $lab in "$want"-*) targets+=("solutions/$lab/${lab#*-}") ;; esac
-        done < <(printf '%s\n' "$top"/common/lab/[0-9][0-9]-*/harness.cu | sed -n 's|.*/common/lab/\([0-9][0-9]-[^/]*\)/harness\.cu$|\1|p')
+        done < <(kit_labs "$top")
     done
 fi
 
