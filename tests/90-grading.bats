@@ -499,6 +499,21 @@ holder_of() {
     assert_line "ab got"
     assert_line "ba got"
     ! grep -qE '^(ab|ba) gave-up' "$d/log" || fail "a holder of both gave up: $output"
+
+    # The grader's gpu_lock: every GPU it is given, held shared, each file
+    # once; a timing on either waits (negative control: a third GPU's not).
+    (
+        grade_lib
+        gpu_hold_forget
+        export KIT_LOCK_DIR="$d/grader" KIT_LOCK_LOG=""
+        gpu_lock 5 GPU-b GPU-a GPU-b || exit 1
+        [ "${#gpu_lock_fds[@]}" = 2 ] || exit 2
+        for g in GPU-a GPU-b; do
+            ! flock -n -x "$KIT_LOCK_DIR/gpu-$g.lock" true || exit 3
+        done
+        : >>"$KIT_LOCK_DIR/gpu-GPU-c.lock"
+        flock -n -x "$KIT_LOCK_DIR/gpu-GPU-c.lock" true || exit 4
+    ) 3>&-
 }
 
 @test "judge: the verdict comes from the result channel, never from stdout" {
