@@ -453,9 +453,7 @@ holder_of() {
     shift 3
     (
         source "$KIT_ROOT/common/grade/gpu-hold.sh"
-        files=()
-        while read -r key; do files+=("$d/gpu-$key.lock" "$d/gpu-$key.gate"); done < <(gpu_hold_keys "$@")
-        gpu_hold_open "${files[@]}"
+        gpu_hold_open_gpus "$d" "$@"
         if gpu_hold "$mode" "$wait"; then echo "$role got" >>"$d/log"; else echo "$role gave-up" >>"$d/log"; exit 0; fi
         for ((i = 0; i < 1000; i++)); do [ -e "$d/$role.go" ] && break; sleep 0.02; done
         gpu_hold -u
@@ -513,6 +511,12 @@ holder_of() {
         done
         : >>"$KIT_LOCK_DIR/gpu-GPU-c.lock"
         flock -n -x "$KIT_LOCK_DIR/gpu-GPU-c.lock" true || exit 4
+        # A lock file that is a symbolic link is refused, and said.
+        gpu_unlock
+        gpu_hold_forget
+        ln -s /dev/null "$KIT_LOCK_DIR/gpu-GPU-d.gate"
+        ! gpu_lock 5 GPU-a GPU-d || exit 5
+        [[ $gpu_lock_note == *"gpu-GPU-d.lock or .gate is a symbolic link"* ]] || exit 6
     ) 3>&-
 }
 

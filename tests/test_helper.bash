@@ -191,17 +191,13 @@ kit_query() {
 # shellcheck source=common/grade/gpu-hold.sh
 source "$KIT_ROOT/common/grade/gpu-hold.sh"
 kit_gpu_lock() { # -s (shared), -x (alone) or -u (let go)
-    local uuids key files=()
+    local uuids
     [ -n "${KIT_LOCK_DIR:-}" ] || return 0
     if ! gpu_hold_opened; then
         # Every GPU the test sees: its programs may use any of them (Lab 08).
         uuids=$(kit_query | sed -n 's/^uuids: //p')
-        [ -n "$uuids" ] || uuids=$(kit_query | sed -n 's/^uuid: //p')
         # shellcheck disable=SC2086
-        while read -r key; do
-            files+=("$KIT_LOCK_DIR/gpu-$key.lock" "$KIT_LOCK_DIR/gpu-$key.gate")
-        done < <(gpu_hold_keys ${uuids:-gpu0})
-        gpu_hold_open "${files[@]}"
+        gpu_hold_open_gpus "$KIT_LOCK_DIR" ${uuids:-gpu0}
     fi
     [ "$1" = -u ] || [ -z "${KIT_LOCK_LOG:-}" ] ||
         echo "$(date +%s.%N) want$1 $BATS_TEST_NUMBER ${BATS_TEST_DESCRIPTION:-}" >>"$KIT_LOCK_LOG"

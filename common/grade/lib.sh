@@ -712,7 +712,7 @@ speed_clear() {
 source "$kit_grade_dir/gpu-hold.sh"
 gpu_lock_wait=""
 gpu_lock() {
-    local key dir file files=()
+    local dir
     dir=${KIT_LOCK_DIR:-/tmp/kit-gpu-locks}
     gpu_lock_note="" gpu_lock_wait=$1
     shift
@@ -730,15 +730,10 @@ gpu_lock() {
         dir="${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/kit-gpu-locks-$(id -u)"
         { mkdir -p "$dir" && chmod 700 "$dir"; } || return 1
     fi
-    while read -r key; do
-        file="$dir/gpu-$key"
-        if [ -L "$file.lock" ] || [ -L "$file.gate" ]; then
-            gpu_lock_note="$file.lock or .gate is a symbolic link: not used"
-            return 1
-        fi
-        files+=("$file.lock" "$file.gate")
-    done < <(gpu_hold_keys "$@")
-    gpu_hold_open "${files[@]}" || return 1
+    if ! gpu_hold_open_gpus "$dir" "$@"; then
+        gpu_lock_note=$gpu_hold_why
+        return 1
+    fi
     gpu_hold_logged -s
 }
 
