@@ -21,7 +21,9 @@
  * Part 2, the course's two scenarios (notes 000) on its kernel: min(n, 1024)
  *   threads per block against the work spread over all SMs first, in blocks
  *   of the student's scenario2_threads_per_block (TODO(6)), itself checked
- *   on the CPU in Part 1 for GPUs of many sizes.
+ *   on the CPU in Part 1 for GPUs of many sizes; then, at 1,024 elements,
+ *   the same kernel in blocks of every power of two from a warp to 1,024
+ *   threads, and the student's choice against the fastest of them.
  * Part 3, a partial last wave: every block slot of the GPU filled once, then
  *   one block more.
  * Part 4, the book's 2D block shapes for sumMatrixOnGPU2D (notes 001).
@@ -64,6 +66,9 @@
 #define THROTTLE_DRAWN 6         /* drawn throttles per GPU of the table */
 #define SHOWN 5                  /* disagreements shown on stderr */
 #define MAX_SIZES 24
+#define SWEEP_N 1024             /* Part 2's block sizes: at this n (the course's headline) */
+#define SWEEP_ROWS 7             /* a warp to 1,024 threads in powers of two, and the student's choice */
+#define SWEEP_SLACK 1.10         /* the choice within 10% of the fastest, plus both rows' spread */
 
 static const kit_student_api *timed = &kit_student_timed;
 static const kit_student_api *counted = &kit_student_counted;
@@ -901,6 +906,9 @@ typedef struct {
     /* Part 2 */
     int nsizes;
     measured sc[2][MAX_SIZES];
+    measured sweep[SWEEP_ROWS];
+    int nsweep, sweep_n, sweep_choice, sweep_best, sweep_mine; /* choice: threads; best, mine: rows */
+    double sweep_limit;
     /* Part 3 */
     measured wave[2];
     int wave_per_sm;
@@ -1035,6 +1043,10 @@ static void part1_calculator(lab *L)
     L->gpu = check_gpu(L->model, &L->dev, kernels, KIT_COUNT(kernels), L->c.seed, L->human);
 }
 
+static double ms_of(const measured *m) { return m->launched && m->row.timed ? m->row.t.median_ms : 0.0; }
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
 static void part2_scenarios(lab *L)
 {
     kit_counter counter;
@@ -1065,6 +1077,55 @@ static void part2_scenarios(lab *L)
             measure_row(L, m);
         }
     kit_counter_destroy(&counter);
+}
+
+/*
+ * The choice against the measurement: scenario 2's kernel at SWEEP_N
+ * elements (or the largest n, if smaller) in blocks of 32, 64, ... 1,024
+ * threads, and in the student's choice where it is none of these. The
+ * fastest of them is this GPU's answer; the choice passes within
+ * SWEEP_SLACK of it, widened by how far the two rows' own timed runs
+ * spread (a noisy GPU gets room, not a failure).
+ */
+static void part2_block_sizes(lab *L)
+{
+    kit_counter counter;
+    unsigned int n = (unsigned int)L->max_n < SWEEP_N ? (unsigned int)L->max_n : SWEEP_N;
+    int choice = scenario2_of(L->model, n, L->dev.sms), sizes[SWEEP_ROWS], k = 0;
+
+    L->sweep_n = (int)n;
+    L->sweep_choice = choice;
+    for (int t = 32; t <= 1024; t *= 2)
+        sizes[k++] = t;
+    if (choice >= 1 && choice <= 1024 && (choice < 32 || (choice & (choice - 1))))
+        sizes[k++] = choice;
+    L->nsweep = k;
+    L->sweep_best = L->sweep_mine = -1;
+    kit_counter_create(&counter, 0, n / 32 + 64 + (unsigned long long)L->dev.sms * 32);
+    for (int i = 0; i < L->nsweep; i++) {
+        measured *m = &L->sweep[i];
+        char key[24];
+        *m = measured();
+        run_init(&m->run, L, SCENARIO, &counter);
+        m->run.n = n;
+        m->run.block = dim3(sizes[i]);
+        m->run.grid = dim3((n + sizes[i] - 1) / sizes[i]);
+        m->run.work = L->iterations;
+        m->run.trace_work = L->iterations / TRACE_DIVISOR > 0 ? L->iterations / TRACE_DIVISOR : 1;
+        snprintf(key, sizeof key, "b%u-%d", n, sizes[i]);
+        kit_row_name(&m->row, key, NULL, "n = %u, blocks of %d", n, sizes[i]);
+        measure_row(L, m);
+        if (ms_of(m) > 0 && (L->sweep_best < 0 || ms_of(m) < ms_of(&L->sweep[L->sweep_best])))
+            L->sweep_best = i;
+        if (sizes[i] == choice)
+            L->sweep_mine = i;
+    }
+    kit_counter_destroy(&counter);
+    L->sweep_limit = SWEEP_SLACK;
+    if (L->sweep_best >= 0 && L->sweep_mine >= 0) {
+        const kit_measurement *b = &L->sweep[L->sweep_best].row.t, *c = &L->sweep[L->sweep_mine].row.t;
+        L->sweep_limit += (b->max_ms - b->min_ms) / b->median_ms + (c->max_ms - c->min_ms) / c->median_ms;
+    }
 }
 
 static void part3_wave(lab *L)
@@ -1271,10 +1332,6 @@ static const char *check_word(const measured *m)
     return kit_row_check_word(&m->row);
 }
 
-static double ms_of(const measured *m) { return m->launched && m->row.timed ? m->row.t.median_ms : 0.0; }
-
-static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-
 static void print_scenarios(const lab *L)
 {
     printf("Part 2: the course's two scenarios, %d iterations, %d SMs (the course's code assumed 16)\n"
@@ -1298,6 +1355,16 @@ static void print_scenarios(const lab *L)
     }
     printf("(achieved occupancy and SM efficiency: traced on each kernel's counting copy at %d iterations)\n\n",
            L->iterations / TRACE_DIVISOR > 0 ? L->iterations / TRACE_DIVISOR : 1);
+    printf("scenario 2's kernel at n = %d in blocks of every size: which is fastest on this GPU?\n", L->sweep_n);
+    printf("%8s %7s %9s %8s %8s  %s\n", "threads", "blocks", "time (ms)", "vs best", "SM eff.", "check");
+    for (int i = 0; i < L->nsweep; i++) {
+        const measured *m = &L->sweep[i];
+        printf("%8u %7u %9.3f %7.2fx %7.1f%%  %s%s\n", m->run.block.x, m->run.grid.x, ms_of(m),
+               L->sweep_best >= 0 ? ratio(ms_of(m), ms_of(&L->sweep[L->sweep_best])) : 0.0,
+               100 * m->run.trace.sm_efficiency, check_word(m), i == L->sweep_mine ? "  <- your choice (TODO(6))" : "");
+    }
+    printf("(your choice passes within %.2fx of the fastest: 1.10, plus the two rows' spread of timed runs)\n\n",
+           L->sweep_limit);
 }
 
 static void print_wave(const lab *L)
@@ -1396,9 +1463,12 @@ static void write_csv(const lab *L, FILE *csv)
     for (int part = 2; part <= 5; part++) {
         const measured *list[64];
         int n = 0;
-        if (part == 2)
+        if (part == 2) {
             for (int i = 0; i < L->nsizes; i++)
                 list[n++] = &L->sc[0][i], list[n++] = &L->sc[1][i];
+            for (int i = 0; i < L->nsweep; i++)
+                list[n++] = &L->sweep[i];
+        }
         if (part == 3)
             list[n++] = &L->wave[0], list[n++] = &L->wave[1];
         if (part == 4)
@@ -1524,6 +1594,16 @@ static void print_facts(const lab *L)
             if (L->sc[s][i].run.n == 1024)
                 *(s ? &s2 : &s1) = &L->sc[s][i];
         }
+    for (int i = 0; i < L->nsweep; i++)
+        measured_kv(L->sweep[i].row.key, &L->sweep[i]);
+    kit_kv("block-sizes-n", "%d", L->sweep_n);
+    kit_kv("scenario2-choice-threads", "%d", L->sweep_choice);
+    if (L->sweep_best >= 0)
+        kit_kv("block-sizes-fastest-threads", "%u", L->sweep[L->sweep_best].run.block.x);
+    if (L->sweep_best >= 0 && L->sweep_mine >= 0)
+        kit_kv("scenario2-choice-over-fastest", "%.3f",
+               ratio(ms_of(&L->sweep[L->sweep_mine]), ms_of(&L->sweep[L->sweep_best])));
+    kit_kv("scenario2-choice-limit", "%.3f", L->sweep_limit);
     measured_kv("wave-full", &L->wave[0]);
     measured_kv("wave-plus-one", &L->wave[1]);
     kit_kv("wave-blocks-per-sm", "%d", L->wave_per_sm);
@@ -1609,6 +1689,22 @@ static void verdict(lab *L)
                             "(TODO(4))\n",
                     kit_program, m->regs, m->blocks_per_sm, HEAVY_THREADS, L->heavy_target_blocks);
         L->pass = 0;
+    }
+    if (L->sweep_mine < 0) {
+        fprintf(stderr, "%s: scenario2_threads_per_block(n = %d, %d SMs) = %d: no block can have that size, so it "
+                        "was not measured (TODO(6))\n",
+                kit_program, L->sweep_n, L->dev.sms, L->sweep_choice);
+        L->pass = 0;
+    } else if (L->sweep_best >= 0) {
+        const measured *c = &L->sweep[L->sweep_mine], *b = &L->sweep[L->sweep_best];
+        if (ratio(ms_of(c), ms_of(b)) > L->sweep_limit) {
+            fprintf(stderr, "%s: scenario 2 at n = %d: your blocks of %u threads took %.3f ms, %.2fx the fastest "
+                            "size on this GPU (%u threads, %.3f ms); more than %.2fx: see the block sizes under "
+                            "Part 2 (TODO(6))\n",
+                    kit_program, L->sweep_n, c->run.block.x, ms_of(c), ratio(ms_of(c), ms_of(b)), b->run.block.x,
+                    ms_of(b), L->sweep_limit);
+            L->pass = 0;
+        }
     }
     for (int i = 0; i < L->nthrottle; i++)
         if (!L->throttle_ok[i]) {
@@ -1700,6 +1796,7 @@ int main(int argc, char **argv)
 
     part1_calculator(L);
     part2_scenarios(L);
+    part2_block_sizes(L);
     part3_wave(L);
     part4_shapes(L);
     part5_heavy(L);

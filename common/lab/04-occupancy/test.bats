@@ -244,6 +244,26 @@ CASES
 }
 
 # bats test_tags=gpu,perf
+@test "04: TODO(6) measured: the reference's block size is as fast as the fastest at 1,024 elements; scenario 1's is not" {
+    require_gpu_alone
+    run_reference_once "$LAB"
+    local ratio limit
+    ratio=$(kv scenario2-choice-over-fastest) limit=$(kv scenario2-choice-limit)
+    [ -n "$ratio" ] || fail "no scenario2-choice-over-fastest line"
+    assert_at_least "$limit" "$ratio" "the limit over the reference's choice against the fastest block size"
+    assert_equal "$(kv block-sizes-n)" 1024
+    local t
+    for t in 32 64 128 256 512 1024; do
+        [ -n "$(kv "time-b1024-$t-ms")" ] || fail "blocks of $t not timed"
+    done
+    # The negative control: scenario 1's 1,024-thread block, timed.
+    run "$KIT_BUILD/tests/fixtures/lab04/scenario2-as-scenario1" --max-elements 1024 --size 1M --rounds 8
+    assert_failure 1
+    assert_output --regexp "scenario 2 at n = 1024: your blocks of 1024 threads took [0-9.]+ ms, [0-9.]+x the fastest"
+    assert_output --partial "(TODO(6))"
+}
+
+# bats test_tags=gpu,perf
 @test "04: a partial last wave: one block more takes at least ${KIT_MIN_PARTIAL_WAVE_SLOWDOWN}x longer" {
     require_gpu
     run_reference_once "$LAB"
