@@ -77,6 +77,13 @@ CASES
     local size=$(kv size)
     assert_equal "$(kv store-requests-nodiv)" $((100 * size / 32))
     assert_equal "$(kv store-requests-div)" $((4 * 100 * size / 32))
+    # The paths, from the operation that gave each element: by warp, every
+    # warp on one and a quarter of the elements on each; by thread, every
+    # warp split 8 lanes to each, none on one.
+    assert_equal "$(kv one-path-warps-nodiv)" $((size / 32))
+    assert_equal "$(kv elements-per-op-nodiv)" "$((size / 4)) $((size / 4)) $((size / 4)) $((size / 4))"
+    assert_equal "$(kv even-warps-div)" $((size / 32))
+    assert_equal "$(kv one-path-warps-div)" 0
 }
 
 # bats test_tags=gpu,perf
