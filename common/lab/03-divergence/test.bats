@@ -13,7 +13,22 @@ setup() {
 # --- CPU: the source, the command line, the no-GPU path ---------------------
 
 @test "03: the student's file holds only the student's code; the diff is the answers" {
-    assert_student_file "$LAB" 15 40
+    assert_student_file "$LAB" 15 45
+}
+
+@test "03: TODO(1) and TODO(2) ask for the mapping: neither the file nor the handout before its Discussion prints it" {
+    local file="$KIT_ROOT/labs/$LAB/divergence.cu" before
+    before=$(sed '/^## Discussion$/q' "$KIT_ROOT/handouts/$LAB.md")
+    grep -q '^## Discussion$' <<<"$before" || fail "the handout has no Discussion"
+    local pattern='tid *% *4|tid */ *32|tid *>> *5\) *& *3|warp 0 adds|first warp adds'
+    run grep -nE "$pattern" "$file"
+    assert_failure 1
+    run grep -nE "$pattern" <<<"$before"
+    assert_failure 1
+    # The reference holds the course's answers, the Discussion explains them.
+    grep -qE 'tid % 4' "$KIT_ROOT/solutions/$LAB/divergence.cu" || fail "the reference branches otherwise"
+    sed -n '/^## Discussion$/,$p' "$KIT_ROOT/handouts/$LAB.md" | grep -q '(tid / 32) % 4' ||
+        fail "the Discussion does not give the course's branch by warp"
 }
 
 @test "03: --help lists the options and exits 0" {
