@@ -26,14 +26,17 @@
  * The course's pair: one thread per element; thread tid computes
  * C[tid] = A[tid] op B[tid], `iterations` times over (the course: 100),
  * where op is one of four, chosen by a chain of four branches:
- * 0: A + B, 1: A - B, 2: A * B, 3: A / B.
+ * 0: A + B, 1: A - B, 2: A * B, 3: A / B. Which threads take which path
+ * is yours to choose; the kit finds, for every element, the operation that
+ * gave C[i], and checks the paths your threads took.
  *
- * TODO(1) warp_divergence, as the course writes it: thread tid takes path
- * tid % 4, so that neighbouring threads take turns through the four paths.
- * Where does the loop go, and where the chain, so that each branch body
- * holds its own load and store? What must the threads of the last block
- * that have no element do? Predict: how many of a warp's 32 lanes execute
- * each branch body?
+ * TODO(1) warp_divergence, the course's worst case: every warp splits
+ * evenly over the four paths, as many of its threads on each. Which
+ * number, computed from tid, sends the threads of every warp down all four
+ * paths? Where does the loop go, and where the chain, so that each branch
+ * body holds its own load and store? What must the threads of the last
+ * block that have no element do? Predict (the handout's question 1): how
+ * much slower than TODO(2)'s kernel will it run?
  */
 __global__ void warp_divergence(in_floats A, in_floats B, out_floats C, unsigned int n,
                                 int iterations)
@@ -42,23 +45,26 @@ __global__ void warp_divergence(in_floats A, in_floats B, out_floats C, unsigned
 
     if (tid >= n)
         return;
+    unsigned int path = tid % 4;
     for (int i = 0; i < iterations; i++) {
-        if (tid % 4 == 0)
+        if (path == 0)
             C[tid] = A[tid] + B[tid];
-        else if (tid % 4 == 1)
+        else if (path == 1)
             C[tid] = A[tid] - B[tid];
-        else if (tid % 4 == 2)
+        else if (path == 2)
             C[tid] = A[tid] * B[tid];
-        else if (tid % 4 == 3)
+        else if (path == 3)
             C[tid] = A[tid] / B[tid];
     }
 }
 
 /*
- * TODO(2) warp_no_divergence: the same four operations, but all 32 threads
- * of a warp must take the same path, and consecutive warps take turns
- * (the first warp adds, the second subtracts, ...). What number do the 32
- * threads of one warp share, and how does it choose the path?
+ * TODO(2) warp_no_divergence: the same four operations, each still on
+ * about a quarter of the elements (from 1/8 to 3/8 of them), but no warp
+ * may diverge: the threads of a warp must all take the same path. Which
+ * number do all the threads of one warp share, whatever the block, and how
+ * do you turn it into a path so that each operation still gets its
+ * quarter?
  */
 __global__ void warp_no_divergence(in_floats A, in_floats B, out_floats C, unsigned int n,
                                    int iterations)
@@ -67,14 +73,15 @@ __global__ void warp_no_divergence(in_floats A, in_floats B, out_floats C, unsig
 
     if (tid >= n)
         return;
+    unsigned int path = (tid / 32) % 4;
     for (int i = 0; i < iterations; i++) {
-        if ((tid / 32) % 4 == 0)
+        if (path == 0)
             C[tid] = A[tid] + B[tid];
-        else if ((tid / 32) % 4 == 1)
+        else if (path == 1)
             C[tid] = A[tid] - B[tid];
-        else if ((tid / 32) % 4 == 2)
+        else if (path == 2)
             C[tid] = A[tid] * B[tid];
-        else if ((tid / 32) % 4 == 3)
+        else if (path == 3)
             C[tid] = A[tid] / B[tid];
     }
 }

@@ -5,10 +5,13 @@
  *
  * Part 1, the course's experiment: C[tid] = A[tid] op B[tid], `iterations`
  * times per thread, op one of four chosen by a chain of four branches
- *   - by thread, tid % 4 (the student's warp_divergence): every warp runs
- *     all four bodies, 8 lanes each;
- *   - by warp, (tid / 32) % 4 (the student's warp_no_divergence): every
- *     warp runs one body with all 32 lanes.
+ *   - by thread (the student's warp_divergence): every warp runs all four
+ *     bodies, 8 lanes each;
+ *   - by warp (the student's warp_no_divergence): every warp runs one body
+ *     with all 32 lanes, each operation on about a quarter of the elements.
+ * Which threads take which path is the student's choice: the kit finds,
+ * for every element, the operation that gave it (paths.h) and checks the
+ * pattern, not one mapping.
  * Then the book's mathKernel1-4 (simpleDivergence), the student's
  * mathKernel4 with its bit test corrected, and the book's mathKernel4 as
  * printed, whose condition `itid & 0x01 == 0` is always false.
@@ -40,6 +43,7 @@
 
 #include "contract.h"
 #include "kit_student.h"
+#include "paths.h"
 
 #define ITERATIONS 100 /* the course's loop count */
 #define MAX_WORK 64    /* part 2 sweeps work = 1, 2, 4, ..., MAX_WORK */
@@ -200,6 +204,8 @@ typedef struct {
     enum p1_kind kind;
     kit_vecadd *v;
     int iterations;
+    unsigned char *ops;          /* the course's pair: per element, the operations that give C[i] */
+    lab03_paths paths[NODIV + 1]; /* ...and the paths they make, of the checked run */
 } p1_run;
 
 static void p1_launch(const kit_student_api *api, const p1_run *r)
@@ -231,20 +237,10 @@ static void p1_poison(void *p) { kit_vecadd_poison(((p1_run *)p)->v); }
 static void p1_keep(void *p) { kit_vecadd_keep(((p1_run *)p)->v); }
 static long long p1_compare(void *p) { return kit_vecadd_compare(((p1_run *)p)->v); }
 
-/* What C[i] must hold after kernel k. The GPU's default float division is
- * correctly rounded, like the host's, so all four operations are exact. */
+/* What C[i] must hold after the book's kernel k. */
 static float p1_expected(const p1_run *r, unsigned long long i)
 {
-    const kit_vecadd *v = r->v;
-    unsigned int path;
     switch (r->kind) {
-    case DIV:
-    case NODIV:
-        path = r->kind == DIV ? i % 4 : (i / 32) % 4;
-        return path == 0 ? v->A[i] + v->B[i]
-             : path == 1 ? v->A[i] - v->B[i]
-             : path == 2 ? v->A[i] * v->B[i]
-                         : v->A[i] / v->B[i];
     case MATH1:
     case MATH3: return i % 2 == 0 ? 100.0f : 200.0f;
     case MATH2:
@@ -253,14 +249,27 @@ static float p1_expected(const p1_run *r, unsigned long long i)
     }
 }
 
+/* The course's pair: C[i] must be one of the four operations on A[i] and
+ * B[i] (the GPU's default float division is correctly rounded, like the
+ * host's, so all four are exact); which one, ops[i] keeps for the paths.
+ * The book's kernels: C[i] must be what p1_expected says. */
 static long long p1_check_range(unsigned long long begin, unsigned long long end, void *p,
                                 unsigned long long *first)
 {
     const p1_run *r = (const p1_run *)p;
+    const kit_vecadd *v = r->v;
     long long bad = 0;
-    for (unsigned long long i = begin; i < end; i++)
-        if (bits_of(r->v->C[i]) != bits_of(p1_expected(r, i)) && bad++ == 0)
+    for (unsigned long long i = begin; i < end; i++) {
+        int ok;
+        if (r->kind <= NODIV) {
+            r->ops[i] = (unsigned char)lab03_ops_giving(v->A[i], v->B[i], v->C[i]);
+            ok = r->ops[i] != 0;
+        } else {
+            ok = bits_of(v->C[i]) == bits_of(p1_expected(r, i));
+        }
+        if (!ok && bad++ == 0)
             *first = i;
+    }
     return bad;
 }
 
@@ -272,9 +281,17 @@ static long long p1_verify(void *p, const kit_row *row)
 
     KIT_CHECK(cudaMemcpy(r->v->C, r->v->dC, r->v->bytes, cudaMemcpyDeviceToHost));
     bad = kit_parallel_check(r->v->n, p1_check_range, r, &i);
-    if (bad)
+    if (bad && r->kind <= NODIV) {
+        const float a = r->v->A[i], b = r->v->B[i];
+        fprintf(stderr, "%s: %s: C[%llu] = %.9g, but A[%llu] and B[%llu] give %.9g (A + B), %.9g (A - B), "
+                        "%.9g (A * B) or %.9g (A / B)\n",
+                kit_program, row->name, i, r->v->C[i], i, i, a + b, a - b, a * b, a / b);
+    } else if (bad) {
         fprintf(stderr, "%s: %s: C[%llu] = %.9g, should be %.9g\n", kit_program, row->name, i,
                 r->v->C[i], p1_expected(r, i));
+    } else if (r->kind <= NODIV) {
+        lab03_paths_of(r->ops, r->v->n, &r->paths[r->kind]);
+    }
     return bad;
 }
 
@@ -302,19 +319,14 @@ static double lanes_per_body(const kit_row *r)
     return kit_per(&r->counts, KIT_ST_LANES, KIT_ST_REQUESTS) / 32.0;
 }
 
-/* The store requests the course's pair makes when it branches as it must:
- * per iteration, one per warp (by warp), or one per warp and path present
- * among the warp's threads (by thread). The verdict allows 1% more (by
+/* The store requests the course's pair makes when each path's body holds
+ * its own store: per iteration, one per warp and path its threads took
+ * (paths.h counts them from the results). The verdict allows 1% more (by
  * warp) or fewer (by thread), so that it never rests on how exactly the
  * hardware regroups lanes; the tests require the exact count. */
-static unsigned long long expected_store_requests(enum p1_kind kind, unsigned int n, int iterations)
+static unsigned long long expected_store_requests(const lab03_paths *p, int iterations)
 {
-    unsigned long long full = n / 32, tail = n % 32, per_iteration;
-    if (kind == NODIV)
-        per_iteration = full + (tail > 0);
-    else
-        per_iteration = full * 4 + (tail < 4 ? tail : 4);
-    return per_iteration * (unsigned long long)iterations;
+    return p->paths * (unsigned long long)iterations;
 }
 
 /* ---- Part 2: four classes, mixed and grouped ---------------------------------- */
@@ -795,6 +807,7 @@ int main(int argc, char **argv)
     kit_vecadd_setup(&v, n, c.seed);
     memset(&r, 0, sizeof r);
     r.v = &v;
+    r.ops = (unsigned char *)kit_host_alloc(n);
     r.iterations = iterations;
     for (int k = 0; k < P1_KINDS; k++) {
         kit_row_name(&p1[k], p1_keys[k], p1_todos[k], "%s", p1_names[k]);
@@ -802,6 +815,7 @@ int main(int argc, char **argv)
         took_if[k] = k >= MATH1 && p1[k].wrong == 0 ? took_if_share(&v) : 0.0;
     }
     kit_vecadd_teardown(&v);
+    free(r.ops);
 
     /* Part 2: the kit's counting step, the student's partition, the kit's
      * scatter; then, for each work, the kernel on mixed data, on grouped
@@ -971,6 +985,21 @@ int main(int argc, char **argv)
         kit_row_kv(&p1[k]);
     kit_kv("lanes-per-body-div", "%.4f", lanes_div);
     kit_kv("lanes-per-body-nodiv", "%.4f", lanes_nodiv);
+    for (int k = DIV; k <= NODIV; k++) {
+        /* Where every element is one of the four operations: the warps
+         * that took one path, the full warps that split 8 lanes to each,
+         * the elements of each operation. */
+        const lab03_paths *pp = &r.paths[k];
+        char key[48];
+        if (p1[k].wrong != 0)
+            continue;
+        snprintf(key, sizeof key, "one-path-warps-%s", p1_keys[k]);
+        kit_kv(key, "%llu", pp->one_path);
+        snprintf(key, sizeof key, "even-warps-%s", p1_keys[k]);
+        kit_kv(key, "%llu", pp->even);
+        snprintf(key, sizeof key, "elements-per-op-%s", p1_keys[k]);
+        kit_kv(key, "%llu %llu %llu %llu", pp->elements[0], pp->elements[1], pp->elements[2], pp->elements[3]);
+    }
     kit_kv("speedup-nodiv-vs-div", "%.2f", speedup);
     for (int k = MATH1; k < P1_KINDS; k++) {
         char key[48];
@@ -1011,18 +1040,23 @@ int main(int argc, char **argv)
 
     /*
      * The verdict: every element of every result right in every run; the
-     * course's pair branching as the course does (one body per warp by
-     * warp, each path present in a warp its own body by thread); the
-     * partition grouping the classes.
+     * course's pair taking the paths the course studies (by thread, every
+     * warp split evenly over the four; by warp, one path per warp and each
+     * operation on about a quarter of the elements) and branching as it
+     * does (each path its own body and store); the partition grouping the
+     * classes.
      */
     for (int k = 0; k < P1_KINDS; k++)
         pass &= kit_row_ok(&p1[k], n);
     for (int k = DIV; k <= NODIV; k++) {
         unsigned long long stores = (unsigned long long)iterations * n, got = p1[k].counts.c[KIT_ST_LANES];
-        unsigned long long want = expected_store_requests((enum p1_kind)k, n, iterations);
+        unsigned long long want = expected_store_requests(&r.paths[k], iterations);
         if (p1[k].wrong != 0)
             continue;
-        if (got != stores) {
+        if (!(k == DIV ? lab03_by_thread_ok(&r.paths[k], kit_program, p1[k].name, p1[k].todo)
+                       : lab03_by_warp_ok(&r.paths[k], kit_program, p1[k].name, p1[k].todo))) {
+            pass = 0;
+        } else if (got != stores) {
             fprintf(stderr, "%s: %s: its threads stored %llu times, but %d iterations for %u elements are %llu "
                             "stores: one thread per element, one store per iteration (%s)\n",
                     kit_program, p1[k].name, got, iterations, n, stores, p1[k].todo);
@@ -1030,10 +1064,10 @@ int main(int argc, char **argv)
         } else if (k == NODIV ? p1[k].counts.c[KIT_ST_REQUESTS] > want + want / 100
                               : p1[k].counts.c[KIT_ST_REQUESTS] < want - want / 100) {
             fprintf(stderr,
-                    k == DIV ? "%s: %s: its branch bodies ran with %.1f lanes each; branching by tid %% 4 "
-                               "gives every path its own body with 8 of a warp's lanes (%s)\n"
-                             : "%s: %s: its branch bodies ran with %.1f lanes each; branching by warp runs one "
-                               "body with all 32 lanes (%s)\n",
+                    k == DIV ? "%s: %s: its branch bodies ran with %.1f lanes each, though its warps split four "
+                               "ways: each path's body must make its own store, with that path's lanes (%s)\n"
+                             : "%s: %s: its branch bodies ran with %.1f lanes each, though each warp takes one "
+                               "path: a warp's lanes must run its body together (%s)\n",
                     kit_program, p1[k].name, 32.0 * lanes_per_body(&p1[k]), p1[k].todo);
             pass = 0;
         }

@@ -8,12 +8,43 @@ LAB=03-divergence
 setup() {
     REF=$(ref_program "$LAB")
     SKELETON=$(lab_program "$LAB")
+    FIXTURES="$KIT_BUILD/tests/fixtures/lab03"
 }
+
+# The fixtures' runs: a size that is no multiple of the warp or the block
+# (31,250 full warps and one of 3 elements), a short part 1 and part 2.
+FIXTURE_ARGS=(--size 1000003 --reps 1 --iterations 10 --work 4)
 
 # --- CPU: the source, the command line, the no-GPU path ---------------------
 
 @test "03: the student's file holds only the student's code; the diff is the answers" {
-    assert_student_file "$LAB" 15 40
+    assert_student_file "$LAB" 15 45
+}
+
+@test "03: TODO(1) and TODO(2) ask for the mapping: neither the file nor the handout before its Discussion prints it" {
+    local file="$KIT_ROOT/labs/$LAB/divergence.cu" before
+    before=$(sed '/^## Discussion$/q' "$KIT_ROOT/handouts/$LAB.md")
+    grep -q '^## Discussion$' <<<"$before" || fail "the handout has no Discussion"
+    local pattern='tid *% *4|tid */ *32|tid *>> *5\) *& *3|warp 0 adds|first warp adds'
+    run grep -nE "$pattern" "$file"
+    assert_failure 1
+    run grep -nE "$pattern" <<<"$before"
+    assert_failure 1
+    # The reference holds the course's answers, the Discussion explains them.
+    grep -qE 'tid % 4' "$KIT_ROOT/solutions/$LAB/divergence.cu" || fail "the reference branches otherwise"
+    sed -n '/^## Discussion$/,$p' "$KIT_ROOT/handouts/$LAB.md" | grep -q '(tid / 32) % 4' ||
+        fail "the Discussion does not give the course's branch by warp"
+}
+
+@test "03: the fixtures are built, each a small change of the reference" {
+    local f
+    for f in div-runs-of-8 div-by-warp div-one-store nodiv-quarter-warps nodiv-two-paths nodiv-warp-pairs \
+        nodiv-shift-mask nodiv-block; do
+        assert [ -x "$FIXTURES/$f" ]
+        run diff "$KIT_ROOT/solutions/$LAB/divergence.cu" "$FIXTURES/$f.cu"
+        assert_failure 1
+        [ "$(grep -c '^[<>]' <<<"$output")" -le 10 ] || fail "fixture $f changes more than a few lines"
+    done
 }
 
 @test "03: --help lists the options and exits 0" {
@@ -77,6 +108,13 @@ CASES
     local size=$(kv size)
     assert_equal "$(kv store-requests-nodiv)" $((100 * size / 32))
     assert_equal "$(kv store-requests-div)" $((4 * 100 * size / 32))
+    # The paths, from the operation that gave each element: by warp, every
+    # warp on one and a quarter of the elements on each; by thread, every
+    # warp split 8 lanes to each, none on one.
+    assert_equal "$(kv one-path-warps-nodiv)" $((size / 32))
+    assert_equal "$(kv elements-per-op-nodiv)" "$((size / 4)) $((size / 4)) $((size / 4)) $((size / 4))"
+    assert_equal "$(kv even-warps-div)" $((size / 32))
+    assert_equal "$(kv one-path-warps-div)" 0
 }
 
 # bats test_tags=gpu,perf
@@ -147,6 +185,81 @@ CASES
     # The given kernels still pass: the failure is the TODOs'.
     assert_line "wrong-elements-math-1: 0"
     assert_line "wrong-elements-mixed-w4: 0"
+}
+
+# bats test_tags=gpu
+@test "03: TODO(1): warps that do not split, or bodies that share one store, fail naming TODO(1); runs of 8 lanes pass" {
+    require_gpu
+    # By warp where the course diverges: right results, no warp split.
+    run "$FIXTURES/div-by-warp" "${FIXTURE_ARGS[@]}"
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "wrong-elements-div: 0"
+    assert_line "even-warps-div: 0"
+    assert_output --partial "warp_divergence: 31250 of 31250 warps did not split evenly over the four paths; the first, warp 0 (elements 0 to 31), ran A + B with 32 lanes, A - B with 0, A * B with 0, A / B with 0: every warp must take all four paths, as many lanes on each (TODO(1))"
+    refute_output --partial "(TODO(2))"
+    # Four paths per warp, but the store after the chain: one request per
+    # warp and iteration where each path's body should make its own.
+    run "$FIXTURES/div-one-store" "${FIXTURE_ARGS[@]}"
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "wrong-elements-div: 0"
+    assert_line "even-warps-div: 31250"
+    assert_output --regexp "warp_divergence: its branch bodies ran with [0-9.]+ lanes each, though its warps split four ways: each path's body must make its own store, with that path's lanes \(TODO\(1\)\)"
+    refute_output --partial "(TODO(2))"
+    # An honest choice other than the course's: runs of 8 threads, the same
+    # four bodies of 8 lanes (31,250 full warps, a last one of 3 lanes on one path).
+    run "$FIXTURES/div-runs-of-8" "${FIXTURE_ARGS[@]}"
+    assert_success
+    assert_line "result: PASS"
+    assert_line "even-warps-div: 31250"
+    assert_line "lanes-per-body-div: 0.2500"
+    assert_line "store-requests-div: $((10 * (4 * 31250 + 1)))"
+    # The reference at the same size: the last warp's 3 lanes on 3 paths.
+    run "$REF" "${FIXTURE_ARGS[@]}"
+    assert_success
+    assert_line "result: PASS"
+    assert_line "store-requests-div: $((10 * (4 * 31250 + 3)))"
+}
+
+# bats test_tags=gpu
+@test "03: TODO(2): warps that diverge, or two operations of four, fail naming TODO(2); other warp-uniform choices pass" {
+    require_gpu
+    # A quarter of every warp on each path: the shares right, every full warp split.
+    run "$FIXTURES/nodiv-quarter-warps" "${FIXTURE_ARGS[@]}"
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "wrong-elements-nodiv: 0"
+    assert_line "one-path-warps-nodiv: 1"
+    assert_output --partial "warp_no_divergence: 31250 of 31251 warps took more than one path; the first, warp 0 (elements 0 to 31), ran A + B with "
+    assert_output --partial ": all the threads of a warp must take the same path (TODO(2))"
+    refute_output --partial "must get about a quarter"
+    refute_output --partial "(TODO(1))"
+    # The course's two-way branch by warp in the four-way chain: no warp
+    # split, half the elements added, half subtracted, the last warp (3
+    # elements, warp 31,250) adding.
+    run "$FIXTURES/nodiv-two-paths" "${FIXTURE_ARGS[@]}"
+    assert_failure 1
+    assert_line "result: FAIL"
+    assert_line "wrong-elements-nodiv: 0"
+    assert_line "one-path-warps-nodiv: 31251"
+    assert_line "elements-per-op-nodiv: 500003 500000 0 0"
+    assert_output --partial "warp_no_divergence: its warps ran A + B on 500003 of the 1000003 elements, A - B on 500000, A * B on 0, A / B on 0: each operation must get about a quarter of them (from 1/8 to 3/8, give or take 1024) (TODO(2))"
+    refute_output --partial "took more than one path"
+    refute_output --partial "(TODO(1))"
+    # Honest choices other than the course's: every warp on one path, each
+    # operation on its quarter give or take a block, one store request per
+    # warp and iteration.
+    local f
+    for f in nodiv-warp-pairs nodiv-shift-mask nodiv-block; do
+        run "$FIXTURES/$f" "${FIXTURE_ARGS[@]}"
+        assert_success
+        assert_line "result: PASS"
+        assert_line "one-path-warps-nodiv: 31251"
+        assert_line "store-requests-nodiv: $((10 * 31251))"
+    done
+    # Whole blocks: 977 of them, the last of 579 elements adding.
+    assert_line "elements-per-op-nodiv: 250435 249856 249856 249856"
 }
 
 # bats test_tags=gpu
