@@ -220,6 +220,74 @@ section() { python3 -c 'import re,sys; t=open(sys.argv[2]).read(); m=re.search(r
     grep -q '>GPU 1, stream 15<' "$BATS_TEST_TMPDIR/run/report.html" || fail "no row for GPU 1's stream 15"
 }
 
+@test "report: Lab 08's timeline: a row per GPU and stream, the student's beside the reference's; one without its gpu column is refused" {
+    need_gnuplot
+    fixture_run "$BATS_TEST_TMPDIR/run"
+    local page="$BATS_TEST_TMPDIR/run/report.html" row fig
+    run python3 "$REPORT/report_page.py" "$BATS_TEST_TMPDIR/run"
+    assert_success
+    run python3 "$CHECK" "$page"
+    assert_success
+    # The fixtures: two GPUs, two streams each, as Lab 08's --timeline writes them.
+    for fig in 08-multi-gpu-timeline-reference-2-gpus 08-multi-gpu-timeline-student-2-gpus; do
+        assert_line "figure $fig: copy in (host to device) | kernel | copy out (device to host)"
+    done
+    run section 08-multi-gpu "$page"
+    assert_output --partial "Timeline of 2 GPUs, 2 streams each: reference"
+    assert_output --partial "Timeline of 2 GPUs, 2 streams each: your program"
+    assert_output --partial "(a row per GPU and stream)"
+    assert_output --partial "a kernel&#x27;s bar is its stream&#x27;s time between a chunk&#x27;s copies in and its copy out"
+    for row in "GPU 0, stream 0" "GPU 0, stream 1" "GPU 1, stream 0" "GPU 1, stream 1"; do
+        grep -qF ">$row<" <<<"$output" || fail "no row '$row' in Lab 08's timelines"
+    done
+    # Each figure's numbers hold every span of its file, each on its GPU's
+    # and stream's row: 4 chunks, each two copies in, a kernel, a copy out.
+    run python3 - "$page" <<'PY'
+import collections, html, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+for role in ("reference", "student"):
+    m = re.search(r'<figure id="08-multi-gpu-timeline-%s-2-gpus">(.*?)</figure>' % role, text, re.S)
+    cells = re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)
+    count = collections.Counter()
+    for c in cells:
+        td = [html.unescape(re.sub(r"<[^>]+>", "", x)) for x in re.findall(r"<td[^>]*>(.*?)</td>", c, re.S)]
+        if len(td) == 5:
+            count[td[1]] += 1
+            count[td[0]] += 1
+    print(role, " ".join("%s=%d" % kv for kv in sorted(count.items())))
+PY
+    assert_success
+    for role in reference student; do
+        assert_line "$role GPU 0, stream 0=4 GPU 0, stream 1=4 GPU 1, stream 0=4 GPU 1, stream 1=4 copy in (host to device)=8 copy out (device to host)=4 kernel=4"
+    done
+    # A Lab 05 timeline has no GPU: its rows stay streams.
+    ! grep -q '>GPU 0, stream 31<' "$page" || fail "Lab 05's rows named a GPU"
+    # The negative control: without its gpu column, a Lab 08 timeline
+    # would put every GPU's stream 0 on one row: refused, saying why.
+    cut -d, -f2- "$FIX/08-multi-gpu.reference.timeline.csv" >"$BATS_TEST_TMPDIR/run/08-multi-gpu/reference/timeline.csv"
+    run python3 "$REPORT/report_page.py" "$BATS_TEST_TMPDIR/run"
+    assert_failure 65
+    assert_output --partial "08-multi-gpu/reference/timeline.csv: not a timeline of lab 08-multi-gpu: no column 'gpu'"
+    run section 08-multi-gpu "$page"
+    assert_output --partial "The reference's table could not be read"
+    refute_output --partial "Timeline of 2 GPUs"
+    # The student's, the same: said in its section, the reference drawn alone.
+    cp "$FIX/08-multi-gpu.reference.timeline.csv" "$BATS_TEST_TMPDIR/run/08-multi-gpu/reference/timeline.csv"
+    cut -d, -f2- "$FIX/08-multi-gpu.student.timeline.csv" >"$BATS_TEST_TMPDIR/run/08-multi-gpu/student/timeline.csv"
+    run python3 "$REPORT/report_page.py" "$BATS_TEST_TMPDIR/run"
+    assert_success
+    run section 08-multi-gpu "$page"
+    assert_output --partial "its table could not be read, so the figures show the reference alone: "
+    assert_output --partial "no column &#x27;gpu&#x27;"
+    assert_output --partial "Timeline of 2 GPUs, 2 streams each: reference"
+    refute_output --partial "Timeline of 2 GPUs, 2 streams each: your program"
+    # Lab 05's reader keeps the gpu column optional.
+    run python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from kitreport import tables; print(len(tables.read_timeline(sys.argv[2], "05-streams")))' \
+        "$REPORT" "$FIX/05-streams.reference.timeline.csv"
+    assert_success
+    assert_output 128
+}
+
 @test "report: page_check.py refuses what is not a self-contained page (its negative control)" {
     local p="$BATS_TEST_TMPDIR/bad.html"
     printf '<!DOCTYPE html><html><head><meta charset="utf-8"><script src="https://example.org/x.js"></script></head><body><p>x</body></html>\n' >"$p"

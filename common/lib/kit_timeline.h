@@ -14,6 +14,10 @@
  *   clocks   kit_clock puts both on one axis: a one-thread kernel reads
  *            %globaltimer between two events, before and after the run;
  *            kit_clock.uncertainty_ms says how far the two axes may be off.
+ *            With several GPUs (Lab 08) each GPU's events have an axis of
+ *            their own (cudaEventElapsedTime takes two events of one
+ *            GPU): kit_event_clock puts each GPU's on the host's clock,
+ *            one GPU at a time, with its own uncertainty.
  *
  * From the spans a lab computes how long copies ran beside kernels
  * (kit_overlap_of), how long they could have (kit_overlap_possible), and
@@ -27,6 +31,7 @@
 #define KIT_TIMELINE_H
 
 #include <math.h>
+#include <time.h>
 
 #include "kit_check.h"
 #include "kit_host.h"
@@ -200,6 +205,103 @@ static inline void kit_clock_destroy(kit_clock *c)
     for (int i = 0; i < 4; i++)
         KIT_CHECK(cudaEventDestroy(c->e[i]));
     KIT_CHECK(cudaFree(c->d_stamp));
+}
+
+/* ---- several GPUs: each GPU's events on the host's clock ------------------------ */
+
+/*
+ * One GPU's events on the host's clock (CLOCK_MONOTONIC, kit_wall_ms's):
+ * the host reads its clock, records an event in the idle GPU's default
+ * stream and waits for it, and reads its clock again; the event's time is
+ * between the two readings. The narrowest bracket of a few tries, before
+ * and after the traced work, as kit_clock does for %globaltimer.
+ */
+typedef struct {
+    int device;
+    cudaEvent_t t0;     /* the GPU's zero: its events are measured from it */
+    cudaEvent_t e;      /* a reading */
+    double mid_ms[2], half_ms[2]; /* host ms at a reading, and half its bracket */
+    double ev_ms[2];    /* the reading's event, in ms after t0 */
+    double offset_ms;   /* host ms at t0 */
+    double uncertainty_ms; /* how far an event's host time may be off */
+} kit_event_clock;
+
+static inline double kit_event_clock_host_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Reading k of c's GPU, current and idle. */
+static inline void kit_event_clock_measure(kit_event_clock *c, int k)
+{
+    for (int i = 0; i < KIT_CLOCK_TRIES; i++) {
+        double a, b;
+        float x;
+        a = kit_event_clock_host_ms();
+        KIT_CHECK(cudaEventRecord(c->e, 0));
+        KIT_CHECK(cudaEventSynchronize(c->e));
+        b = kit_event_clock_host_ms();
+        KIT_CHECK(cudaEventElapsedTime(&x, c->t0, c->e));
+        if (i == 0 || 0.5 * (b - a) < c->half_ms[k]) {
+            c->mid_ms[k] = 0.5 * (a + b);
+            c->half_ms[k] = 0.5 * (b - a);
+            c->ev_ms[k] = x;
+        }
+        if (c->half_ms[k] <= KIT_CLOCK_GOOD_HALF_MS)
+            break;
+    }
+}
+
+/* Sets GPU device's zero and reads the clocks once: call it with that GPU
+ * idle, before the traced work is issued. The current GPU stays as it was. */
+static inline void kit_event_clock_begin(kit_event_clock *c, int device)
+{
+    int was = 0;
+    memset(c, 0, sizeof *c);
+    c->device = device;
+    KIT_CHECK(cudaGetDevice(&was));
+    KIT_CHECK(cudaSetDevice(device));
+    KIT_CHECK(cudaEventCreate(&c->t0));
+    KIT_CHECK(cudaEventCreate(&c->e));
+    KIT_CHECK(cudaEventRecord(c->t0, 0));
+    KIT_CHECK(cudaEventSynchronize(c->t0));
+    kit_event_clock_measure(c, 0);
+    KIT_CHECK(cudaSetDevice(was));
+}
+
+/* After the traced work: waits for the GPU, reads the clocks again and
+ * keeps the reading with the narrower bracket. */
+static inline void kit_event_clock_end(kit_event_clock *c)
+{
+    int was = 0, k;
+    double drift;
+    KIT_CHECK(cudaGetDevice(&was));
+    KIT_CHECK(cudaSetDevice(c->device));
+    KIT_CHECK(cudaDeviceSynchronize());
+    kit_event_clock_measure(c, 1);
+    KIT_CHECK(cudaSetDevice(was));
+    k = c->half_ms[1] < c->half_ms[0] ? 1 : 0;
+    c->offset_ms = c->mid_ms[k] - c->ev_ms[k];
+    /* The two readings must agree on how much time passed between them;
+     * events are timed to about half a microsecond. */
+    drift = (c->mid_ms[1] - c->mid_ms[0]) - (c->ev_ms[1] - c->ev_ms[0]);
+    c->uncertainty_ms = c->half_ms[k] + 0.002 + (drift < 0 ? -drift : drift);
+}
+
+/* An event of c's GPU (completed), in host ms (kit_event_clock_host_ms's clock). */
+static inline double kit_event_clock_ms(const kit_event_clock *c, cudaEvent_t e)
+{
+    float ms = 0.0f;
+    KIT_CHECK(cudaEventElapsedTime(&ms, c->t0, e));
+    return c->offset_ms + ms;
+}
+
+static inline void kit_event_clock_destroy(kit_event_clock *c)
+{
+    KIT_CHECK(cudaEventDestroy(c->t0));
+    KIT_CHECK(cudaEventDestroy(c->e));
 }
 
 /* ---- copies: the traced build's cudaMemcpyAsync and cudaMemcpy -------------- */

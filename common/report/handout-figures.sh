@@ -3,8 +3,8 @@
 # figures, drawn from the kit's reference on a GPU.
 #
 #   --run   first runs each lab's reference here (a GPU is needed) and keeps
-#           in DIR what the drawing needs: NN-name.csv (--csv), Lab 05's
-#           NN-name.timeline.csv (--timeline), NN-name.output.txt, and
+#           in DIR what the drawing needs: NN-name.csv (--csv), Labs 05's
+#           and 08's NN-name.timeline.csv (--timeline), NN-name.output.txt, and
 #           NN-name.txt with the command and the date;
 #   then    draws every lab whose table DIR holds into OUTDIR (default
 #           handouts/figures): NN-name-WHAT.svg, the GPU, the date and the

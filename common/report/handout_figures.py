@@ -5,7 +5,7 @@ DIR holds, for each lab drawn, what the reference wrote and how it was run
 (common/report/handout-figures.sh --run writes them all):
 
     NN-name.csv            its table (--csv)
-    NN-name.timeline.csv   Lab 05: its timeline (--timeline)
+    NN-name.timeline.csv   Labs 05 and 08: its timeline (--timeline)
     NN-name.txt            key: value lines: command (how it was run) and date
 
 Each figure the lab's handout discusses goes to OUTDIR (default
@@ -42,7 +42,7 @@ def load(folder, lab):
     timeline = []
     tl = os.path.join(folder, lab + ".timeline.csv")
     if os.path.exists(tl):
-        timeline = tables.read_timeline(tl)
+        timeline = tables.read_timeline(tl, lab)
     facts = tables.read_kv(os.path.join(folder, lab + ".txt"))
     for key in ("command", "date"):
         if not facts.get(key):

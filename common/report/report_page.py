@@ -128,7 +128,7 @@ class Side:
             timeline = []
             tl = os.path.join(self.folder, "timeline.csv")
             if os.path.exists(tl):
-                timeline = tables.read_timeline(tl)
+                timeline = tables.read_timeline(tl, self.lab)
             self.run = labmod.Run(self.role, rows, timeline, self.kv)
         except tables.TableError as e:
             self.table_problem = str(e)

@@ -55,6 +55,29 @@ struct lab08_out {
     char text[LAB08_TEXT];  /* what the checks said, whole lines */
 };
 
+/*
+ * --timeline: one traced run of a job, with the time each copy ran in its
+ * stream (events around it, kit_timeline.h) and each stream's kernel,
+ * every GPU's events put on the host's clock (kit_event_clock). Times are
+ * in ms from the moment the kit called gpus_add; it returned at run_ms.
+ * The kit sees the copies, not the launches: a stream's kernel is its
+ * time between a chunk's last copy in and its copy out.
+ */
+#define LAB08_MAX_SPANS (4 * KIT_MAX_GPUS * KIT_MAX_STREAMS)
+struct lab08_span {
+    short gpu, stream; /* the job's GPU, and its stream[stream] (-1: a stream not of the job) */
+    int op;            /* KIT_OP_H2D, KIT_OP_KERNEL, KIT_OP_D2H or KIT_OP_OTHER */
+    double start_ms, end_ms;
+};
+struct lab08_timeline_out {
+    struct lab08_out run; /* as lab08_run says of a traced run */
+    int nspans;
+    long long missed;     /* copies not recorded: past the kit's room, or in a stream it could not record in */
+    double run_ms;
+    double uncertainty_ms[KIT_MAX_GPUS]; /* how far each GPU's times may be off the host's */
+    struct lab08_span spans[LAB08_MAX_SPANS];
+};
+
 #define KIT_REMOTE_FUNCTIONS(X)                                                                    \
     X(void, lab08_host, (unsigned int *A, unsigned int *B, unsigned int *C, unsigned long long bytes)) \
     X(void, lab08_host_release, (unsigned int *A, unsigned int *B, unsigned int *C))               \
@@ -63,6 +86,7 @@ struct lab08_out {
        int kit, struct lab08_out *out))                                                            \
     X(void, lab08_poison, (void))                                                                  \
     X(void, lab08_run, (int traced, struct lab08_out *out))                                        \
+    X(void, lab08_timeline, (struct lab08_timeline_out *out))                                      \
     X(void, lab08_close, (void))                                                                   \
     X(void, lab08_peer, (int a, int b, int on, int supported, int kit, struct lab08_out *out))     \
     X(void, lab08_reset, (int a, int b, int supported, int flaw))

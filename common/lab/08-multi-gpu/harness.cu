@@ -31,6 +31,14 @@
  * every run. Times are the host's clock around work that returns only
  * when it is done: with several GPUs no one GPU's events span it all.
  *
+ * --timeline FILE traces one run more of the version on every GPU (one
+ * GPU: its version with streams), after its timed runs: the traced build
+ * with events around each copy in its stream, each GPU's events put on
+ * the host's clock (kit_event_clock, kit_timeline.h), and writes when
+ * each copy and each stream's kernel ran, a row per span (the page of
+ * make report draws it, a row per GPU and stream). That run is checked
+ * like every other; the timed runs are never traced.
+ *
  * --selftest runs the kit's own wrong versions of the student's functions
  * through the same checks: each must be caught, and the kit's right
  * version must pass (the tests' negative and positive controls).
@@ -43,6 +51,7 @@
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
+#include "kit_timeline.h"
 #include "kit_timing.h"
 
 #include "contract.h"
@@ -330,6 +339,7 @@ typedef struct {
     long long early;         /* runs that returned while a stream still worked */
     long long left_errors;   /* runs that left a CUDA error behind */
     int told;                /* the first wrong element is said */
+    int traced_gpus, traced_streams; /* --timeline: the job to trace after its timed runs (0: none) */
 } vec_run;
 
 /* The job on the first ngpus GPUs, in nstreams chunks each, made by
@@ -410,6 +420,94 @@ static int judge_job(vec_run *r, int ngpus, int nstreams)
     return 1;
 }
 
+/* ---- --timeline: one traced run of a job, when each copy and kernel ran ------------- */
+
+typedef struct {
+    int done;          /* a traced run happened */
+    const char *version;
+    int ngpus, nstreams;
+    long long wrong;   /* elements wrong after it, one more if it returned early or left an error */
+    int nspans, launches_seen;
+    long long missed;
+    double run_ms, uncertainty_ms[KIT_MAX_GPUS], worst_uncertainty_ms;
+    struct lab08_span *spans;
+} timeline_t;
+
+/* The traced out of the student's process: large, so one, kept. */
+static struct lab08_timeline_out timeline_out;
+
+/* Whether a timeline from the student's process is one the kit's side
+ * can have made (in grading that process could send anything). */
+static int timeline_sane(const struct lab08_timeline_out *o, int ngpus, int nstreams)
+{
+    if (o->nspans < 0 || o->nspans > LAB08_MAX_SPANS || o->missed < 0 || !isfinite(o->run_ms))
+        return 0;
+    for (int g = 0; g < ngpus; g++)
+        if (!isfinite(o->uncertainty_ms[g]) || o->uncertainty_ms[g] < 0)
+            return 0;
+    for (int i = 0; i < o->nspans; i++) {
+        const struct lab08_span *x = &o->spans[i];
+        if (x->gpu < 0 || x->gpu >= ngpus || x->stream < -1 || x->stream >= nstreams || x->op < 0 ||
+            x->op >= KIT_NOPS || !isfinite(x->start_ms) || !isfinite(x->end_ms) || x->end_ms < x->start_ms)
+            return 0;
+    }
+    return 1;
+}
+
+/* The job open in r, once more in the traced build, its copies recorded
+ * (remote.h, lab08_timeline); checked as every run is. */
+static void traced_timeline(vec_run *r, const char *version, timeline_t *tl)
+{
+    struct lab08_timeline_out *o = &timeline_out;
+
+    memset(tl, 0, sizeof *tl);
+    memset(o, 0, sizeof *o); /* it crosses to the student's process: nothing of this one's in it */
+    vec_poison(r);
+    remote->lab08_timeline(o);
+    /* Its order was judged in the row's own traced run: this one is
+     * judged by its results, as a timed run is. */
+    r->said = o->run;
+    tl->wrong = vec_check(r);
+    if (!timeline_sane(o, r->ngpus, r->nstreams)) {
+        fprintf(stderr, "%s: the timeline's record from the student's process is not one the kit makes "
+                        "(counts out of range, a time that is not a number): graded as failed\n", kit_program);
+        tl->wrong++;
+        memset(o, 0, sizeof *o);
+    }
+    tl->version = version;
+    tl->ngpus = r->ngpus;
+    tl->nstreams = r->nstreams;
+    tl->nspans = o->nspans;
+    tl->missed = o->missed;
+    tl->run_ms = o->run_ms;
+    tl->spans = (struct lab08_span *)kit_host_alloc(sizeof(struct lab08_span) * (size_t)(o->nspans + 1));
+    memcpy(tl->spans, o->spans, sizeof(struct lab08_span) * (size_t)o->nspans);
+    for (int g = 0; g < r->ngpus; g++) {
+        tl->uncertainty_ms[g] = o->uncertainty_ms[g];
+        if (o->uncertainty_ms[g] > tl->worst_uncertainty_ms)
+            tl->worst_uncertainty_ms = o->uncertainty_ms[g];
+    }
+    for (int i = 0; i < tl->nspans; i++)
+        tl->launches_seen += tl->spans[i].op == KIT_OP_KERNEL;
+    tl->done = 1;
+}
+
+/* --timeline's CSV: a row per span, the columns of Lab 05's with the GPU
+ * first (chunk c of a GPU is its stream[c], so there is no chunk column). */
+static void write_timeline(const char *path, const timeline_t *tl)
+{
+    FILE *f = kit_csv_open(path);
+    fprintf(f, "gpu,operation,stream,start_ms,end_ms,version\n");
+    for (int i = 0; i < tl->nspans; i++) {
+        const struct lab08_span *x = &tl->spans[i];
+        fprintf(f, "%d,%s,%d,%.6f,%.6f,\"%s\"\n", x->gpu, kit_op_name[x->op], x->stream, x->start_ms, x->end_ms,
+                tl->version);
+    }
+    kit_csv_close(f);
+}
+
+static timeline_t timeline;
+
 /* One row: the job judged, then checked and timed in the timed build. */
 static void measure_vec(vec_run *r, kit_row *row, int ngpus, int nstreams, const kit_policy *policy)
 {
@@ -427,6 +525,9 @@ static void measure_vec(vec_run *r, kit_row *row, int ngpus, int nstreams, const
             row->t = measure_wall(&w, &focus);
             row->timed = 1;
         }
+        /* After its timed runs, never among them. */
+        if (ngpus == r->traced_gpus && nstreams == r->traced_streams)
+            traced_timeline(r, row->name, &timeline);
     }
     close_job(r);
 }
@@ -800,6 +901,7 @@ int main(int argc, char **argv)
     kit_common c;
     kit_device dev[KIT_MAX_GPUS];
     int ngpus_opt = 0, nstreams = DEFAULT_STREAMS, selftest = 0, visible = 0, ngpus, pass = 1;
+    const char *timeline_path = NULL;
     kit_option opts[] = {
         {"--size", KIT_OPT_SIZE, &c.size, "N",
          "elements per array (default: 67,108,864, less where a GPU has less memory)", KIT_MIN_SIZE,
@@ -814,6 +916,9 @@ int main(int argc, char **argv)
         {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
         KIT_FOCUS_OPTION,
         {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the tables as CSV ('-': stdout)", 0, 0, NULL},
+        {"--timeline", KIT_OPT_STRING, &timeline_path, "FILE",
+         "trace one run more of the version on every GPU and write when each copy and kernel ran as CSV "
+         "(gpu, operation, stream, start and end in ms, version)", 0, 0, NULL},
         {"--selftest", KIT_OPT_FLAG, &selftest, NULL,
          "run the kit's own wrong versions through the checks instead (for the kit's tests)", 0, 0, NULL},
     };
@@ -838,8 +943,13 @@ int main(int argc, char **argv)
                    "which GPUs can reach which, copies with peer access on and off, and a kernel\n"
                    "reading the other GPU's memory. Checks every result.",
                    opts, KIT_COUNT(opts));
+    if (timeline_path && strcmp(timeline_path, "-") == 0)
+        kit_die(KIT_EXIT_USAGE, "--timeline: name a file (stdout holds the report)");
+    if (timeline_path && selftest)
+        kit_die(KIT_EXIT_USAGE, "--timeline: not with --selftest, which runs the kit's own versions (no timeline)");
     kit_choose_seed(&c);
     kit_csv_check(c.csv);
+    kit_output_check("--timeline", timeline_path);
     kit_device_open(0, &dev[0]);
     KIT_CHECK(cudaGetDeviceCount(&visible));
     if (ngpus_opt > visible)
@@ -935,6 +1045,9 @@ int main(int argc, char **argv)
         memset(&r, 0, sizeof r);
         r.h = &h;
         r.kit = 0;
+        /* --timeline: the version on every GPU, with streams (on one GPU, its own with streams). */
+        r.traced_gpus = timeline_path ? ngpus : 0;
+        r.traced_streams = nstreams;
         for (int i = 0; i < nk; i++) {
             int k = counts[i];
             for (int serial = nstreams > 1 && (k == 1 || k == ngpus) ? 1 : 0; serial >= 0; serial--) {
@@ -1129,6 +1242,11 @@ int main(int argc, char **argv)
             printf("  %s\n", check_word(&v->row, v->judged_ok));
         }
         printf("(copies in: A's and B's bytes at the links' speed measured above, the least the version can take)\n");
+        if (timeline.done)
+            printf("\ntimeline of %s, from your traced build: %d copies and kernels over %.3f ms, each GPU's\n"
+                   "clock on the host's within %.3f ms%s (--timeline %s; make report draws it)\n", timeline.version,
+                   timeline.nspans, timeline.run_ms, timeline.worst_uncertainty_ms,
+                   timeline.missed ? "; some copies not recorded" : "", timeline_path);
         if (ngpus < 2) {
             if (visible < 2)
                 printf("\nThe multi-GPU part needs two GPUs; this program sees %d. This run timed one GPU only:\n"
@@ -1193,6 +1311,9 @@ int main(int argc, char **argv)
         kit_csv_close(csv);
     }
 
+    if (timeline_path && timeline.done)
+        write_timeline(timeline_path, &timeline);
+
     /* The facts, one per line, for tests and graders. */
     kit_kv("lab", "08-multi-gpu");
     kit_kv_device(&dev[0]);
@@ -1243,6 +1364,27 @@ int main(int argc, char **argv)
     if (speedup_streams > 0)
         kit_kv("speedup-streams-1-gpu", "%.2f", speedup_streams);
     kit_kv("multi-gpu", "%s (%s)", multi, multi_why);
+    if (timeline.done) {
+        kit_kv("timeline-version", "%s", timeline.version);
+        kit_kv("timeline-gpus", "%d", timeline.ngpus);
+        kit_kv("timeline-streams", "%d", timeline.nstreams);
+        kit_kv("timeline-spans", "%d", timeline.nspans);
+        kit_kv("timeline-kernels", "%d", timeline.launches_seen);
+        kit_kv("timeline-copies-missed", "%lld", timeline.missed);
+        kit_kv("timeline-ms", "%.4f", timeline.run_ms);
+        kit_kv("timeline-uncertainty-ms", "%.4f", timeline.worst_uncertainty_ms);
+        for (int g = 0; g < timeline.ngpus; g++) {
+            char key[48];
+            snprintf(key, sizeof key, "timeline-uncertainty-ms-gpu-%d", g);
+            kit_kv(key, "%.4f", timeline.uncertainty_ms[g]);
+        }
+        kit_kv("wrong-elements-timeline", "%lld", timeline.wrong);
+    } else if (timeline_path) {
+        fprintf(stderr, "%s: --timeline %s: not written: the version on every GPU was not set up (above)\n",
+                kit_program, timeline_path);
+    }
+    if (timeline.wrong)
+        pass = 0;
     if (ngpus >= 2) {
         for (int i = 0; i < ngpus; i++)
             for (int j = 0; j < ngpus; j++) {
@@ -1286,6 +1428,7 @@ int main(int argc, char **argv)
     kit_kv("course-k40", "no figure: the slides show the code for two GPUs (cudaSetDevice, then streams on each) "
                          "and for peer copies, without timings");
 
+    free(timeline.spans);
     host_teardown(&h);
     return kit_finish(pass);
 }

@@ -35,6 +35,7 @@
 
 #ifdef KIT_MSG_MAX
 static_assert(sizeof(struct lab08_out) + 1024 <= KIT_MSG_MAX, "a report must fit one message");
+static_assert(sizeof(struct lab08_timeline_out) + 1024 <= KIT_MSG_MAX, "a timeline must fit one message");
 #endif
 
 /* ---- what the checks say --------------------------------------------------------- */
@@ -161,19 +162,141 @@ static void note_copy(void *dst, const void *src, size_t bytes, cudaStream_t str
         op->slot = op->stream_slot;
 }
 
+/* ---- the traced build, with --timeline: when each copy ran ------------------------ */
+
+/* Copies recorded per GPU: a chunk's three, for every stream, and room to spare. */
+#define TL_COPIES (3 * KIT_MAX_STREAMS + 32)
+
+typedef struct {
+    int gpu, slot;       /* the GPU whose stream it is, and which of its streams (-1: not the job's) */
+    int op;              /* KIT_OP_... */
+    cudaStream_t stream;
+    int recorded;        /* both events are in the stream */
+    cudaEvent_t start, end;
+} tl_copy;
+
+static struct {
+    int on;
+    int ngpus;
+    int used[KIT_MAX_GPUS];         /* records of each GPU's events taken */
+    cudaEvent_t ev[KIT_MAX_GPUS][2 * TL_COPIES];
+    int n;                          /* copies, in the order queued */
+    long long missed;
+    tl_copy copy[KIT_MAX_GPUS * TL_COPIES];
+} tl_rec;
+
+/* Makes the events of the job's GPUs (the current GPU stays as it was). */
+static void tl_setup(const struct multi_gpu *m)
+{
+    int was = 0;
+    memset(&tl_rec, 0, sizeof tl_rec);
+    tl_rec.ngpus = m->ngpus;
+    KIT_CHECK(cudaGetDevice(&was));
+    for (int g = 0; g < m->ngpus; g++) {
+        KIT_CHECK(cudaSetDevice(m->gpu[g].device));
+        for (int i = 0; i < 2 * TL_COPIES; i++)
+            KIT_CHECK(cudaEventCreate(&tl_rec.ev[g][i]));
+    }
+    KIT_CHECK(cudaSetDevice(was));
+}
+
+static void tl_free(void)
+{
+    for (int g = 0; g < tl_rec.ngpus; g++)
+        for (int i = 0; i < 2 * TL_COPIES; i++)
+            KIT_CHECK(cudaEventDestroy(tl_rec.ev[g][i]));
+    memset(&tl_rec, 0, sizeof tl_rec);
+}
+
+/* Records e in stream s, with the GPU whose stream it is current (an
+ * event goes only into a stream of its own GPU); 1 where it is there. A
+ * stream the runtime refuses makes the copy fail too: that error, not the
+ * event's, is the one the student's code must see. */
+static int tl_record(cudaEvent_t e, cudaStream_t s, int gpu)
+{
+    int was = 0, dev = trace.job->gpu[gpu].device, ok;
+    if (cudaGetDevice(&was) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    if (was != dev && cudaSetDevice(dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    ok = cudaEventRecord(e, s) == cudaSuccess;
+    if (!ok)
+        cudaGetLastError();
+    if (was != dev)
+        KIT_CHECK(cudaSetDevice(was));
+    return ok;
+}
+
+/* The record of the next copy, its start event in its stream; NULL when
+ * none is wanted or there is no room. */
+static tl_copy *tl_copy_begin(void *dst, const void *src, cudaStream_t stream)
+{
+    int gpu, slot, dg, sg;
+    tl_copy *c;
+
+    if (!tl_rec.on)
+        return NULL;
+    stream_owner(stream, &gpu, &slot);
+    if (gpu < 0) {
+        /* The default stream, or one not of the job: the current GPU's. */
+        int dev = -1;
+        if (cudaGetDevice(&dev) != cudaSuccess)
+            cudaGetLastError();
+        for (int g = 0; g < trace.job->ngpus; g++)
+            if (trace.job->gpu[g].device == dev)
+                gpu = g;
+    }
+    if (gpu < 0 || tl_rec.used[gpu] + 2 > 2 * TL_COPIES || tl_rec.n == KIT_MAX_GPUS * TL_COPIES) {
+        tl_rec.missed++;
+        return NULL;
+    }
+    c = &tl_rec.copy[tl_rec.n++];
+    memset(c, 0, sizeof *c);
+    c->gpu = gpu;
+    c->slot = slot;
+    c->stream = stream;
+    dg = job_gpu_of(dst);
+    sg = job_gpu_of(src);
+    c->op = dg >= 0 && sg == -1 ? KIT_OP_H2D : sg >= 0 && dg == -1 ? KIT_OP_D2H : KIT_OP_OTHER;
+    c->start = tl_rec.ev[gpu][tl_rec.used[gpu]++];
+    c->end = tl_rec.ev[gpu][tl_rec.used[gpu]++];
+    c->recorded = tl_record(c->start, stream, gpu);
+    return c;
+}
+
+static void tl_copy_end(tl_copy *c)
+{
+    if (c && c->recorded)
+        c->recorded = tl_record(c->end, c->stream, c->gpu);
+}
+
 cudaError_t kit_mgpu_traced_memcpy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                                          cudaStream_t stream)
 {
+    tl_copy *c;
+    cudaError_t e;
     if (trace.on)
         note_copy(dst, src, bytes, stream, 0);
-    return cudaMemcpyAsync(dst, src, bytes, kind, stream);
+    c = tl_copy_begin(dst, src, stream);
+    e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
+    tl_copy_end(c);
+    return e;
 }
 
 cudaError_t kit_mgpu_traced_memcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
 {
+    tl_copy *c;
+    cudaError_t e;
     if (trace.on)
         note_copy(dst, src, bytes, 0, 1);
-    return cudaMemcpy(dst, src, bytes, kind);
+    c = tl_copy_begin(dst, src, 0);
+    e = cudaMemcpy(dst, src, bytes, kind);
+    tl_copy_end(c);
+    return e;
 }
 
 cudaError_t kit_mgpu_traced_stream_synchronize(cudaStream_t stream)
@@ -669,7 +792,7 @@ static void lab08_poison(void)
  * out->left_error, said once per job); then every GPU idle; and for the
  * traced run, the verdict on the order it queued its work (out->ok).
  */
-static void lab08_run(int traced, struct lab08_out *out)
+static void job_run(int traced, struct lab08_out *out, double *called, double *returned)
 {
     const struct multi_gpu *m = &lab08.job;
     cudaError_t e;
@@ -679,7 +802,13 @@ static void lab08_run(int traced, struct lab08_out *out)
         trace.n = trace.overflow = 0;
         trace.job = m;
         trace.on = 1;
+        tl_rec.on = called != NULL;
+        if (called)
+            *called = kit_event_clock_host_ms();
         lab08.impl->add_traced(m);
+        if (returned)
+            *returned = kit_event_clock_host_ms();
+        tl_rec.on = 0;
         trace.on = 0;
     } else {
         lab08.impl->add(m);
@@ -704,6 +833,77 @@ static void lab08_run(int traced, struct lab08_out *out)
     sync_gpus(m->ngpus);
     out->ok = traced ? trace_ok(m, lab08.impl->name) : 1;
     lab08_take(out->text, sizeof out->text);
+}
+
+static void lab08_run(int traced, struct lab08_out *out) { job_run(traced, out, NULL, NULL); }
+
+static void tl_span(struct lab08_timeline_out *out, const tl_copy *c, int op, double start, double end)
+{
+    struct lab08_span *x;
+    if (out->nspans == LAB08_MAX_SPANS) {
+        out->missed++;
+        return;
+    }
+    x = &out->spans[out->nspans++];
+    x->gpu = (short)c->gpu;
+    x->stream = (short)c->slot;
+    x->op = op;
+    x->start_ms = start;
+    x->end_ms = end;
+}
+
+/*
+ * --timeline: one run of the traced build (judged as lab08_run judges it,
+ * out->run) with every copy recorded (tl_copy_begin), and its spans in
+ * out, on the host's clock from the call of gpus_add. Each stream's
+ * kernel is its time between a copy in and a copy out that follows it
+ * there: the launches are the student's own, which the kit does not see.
+ * Every GPU idle before (the harness's lab08_poison) and after.
+ */
+static void lab08_timeline(struct lab08_timeline_out *out)
+{
+    const struct multi_gpu *m = &lab08.job;
+    kit_event_clock clock[KIT_MAX_GPUS];
+    double called = 0.0, returned = 0.0;
+
+    memset(out, 0, sizeof *out);
+    tl_setup(m);
+    for (int g = 0; g < m->ngpus; g++)
+        kit_event_clock_begin(&clock[g], m->gpu[g].device);
+    job_run(1, &out->run, &called, &returned);
+    for (int g = 0; g < m->ngpus; g++) {
+        kit_event_clock_end(&clock[g]);
+        out->uncertainty_ms[g] = clock[g].uncertainty_ms;
+    }
+    out->run_ms = returned - called;
+    out->missed = tl_rec.missed;
+    for (int i = 0; i < tl_rec.n; i++) {
+        const tl_copy *c = &tl_rec.copy[i];
+        if (!c->recorded) {
+            out->missed++;
+            continue;
+        }
+        tl_span(out, c, c->op, kit_event_clock_ms(&clock[c->gpu], c->start) - called,
+                kit_event_clock_ms(&clock[c->gpu], c->end) - called);
+    }
+    for (int i = 0; i < tl_rec.n; i++) {
+        const tl_copy *c = &tl_rec.copy[i], *before = NULL;
+        double start, end;
+        if (!c->recorded || c->op != KIT_OP_D2H)
+            continue;
+        for (int j = i - 1; j >= 0 && !before; j--)
+            if (tl_rec.copy[j].stream == c->stream && tl_rec.copy[j].gpu == c->gpu)
+                before = &tl_rec.copy[j];
+        if (!before || !before->recorded || before->op != KIT_OP_H2D)
+            continue;
+        start = kit_event_clock_ms(&clock[c->gpu], before->end) - called;
+        end = kit_event_clock_ms(&clock[c->gpu], c->start) - called;
+        if (end > start)
+            tl_span(out, c, KIT_OP_KERNEL, start, end);
+    }
+    for (int g = 0; g < m->ngpus; g++)
+        kit_event_clock_destroy(&clock[g]);
+    tl_free();
 }
 
 /* set_peer_access(a, b, on) judged (judge_peer; the kit's own where kit is 1). */

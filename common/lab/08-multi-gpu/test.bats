@@ -37,6 +37,7 @@ wait-each-chunk|so the chunks ran one after the other|'
         assert_output --partial "--gpus G"
         assert_output --partial "--streams S"
         assert_output --partial "--selftest"
+        assert_output --partial "--timeline FILE"
     done
 }
 
@@ -53,7 +54,26 @@ wait-each-chunk|so the chunks ran one after the other|'
 --streams 33|from 1 to 32
 --selftest=1|takes no value
 --device 1|unknown option '--device'
+--timeline=|needs a non-empty value
+--timeline -|name a file
+--timeline /nonexistent/dir/t.csv|--timeline /nonexistent/dir/t.csv: cannot write in /nonexistent/dir
+--timeline t.csv --selftest|--timeline: not with --selftest
 CASES
+    # A folder it may not write in (root may write anywhere).
+    [ "$(id -u)" != 0 ] || return 0
+    mkdir -p "$BATS_TEST_TMPDIR/ro" && chmod 555 "$BATS_TEST_TMPDIR/ro"
+    run "$REF" --timeline "$BATS_TEST_TMPDIR/ro/t.csv"
+    assert_failure 64
+    assert_output --partial "cannot write in $BATS_TEST_TMPDIR/ro"
+}
+
+@test "08: with no GPU visible it leaves no table and no timeline behind (every lab's no-GPU path: tests/01-every-lab.bats)" {
+    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv" --timeline "$BATS_TEST_TMPDIR/tl.csv"
+    assert_failure 2
+    assert_output --partial "cannot run here"
+    refute_output --partial "result: PASS"
+    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
+    assert [ ! -e "$BATS_TEST_TMPDIR/tl.csv" ]
 }
 
 @test "08: the one-mistake files are built, each a small change of the reference" {
@@ -175,6 +195,86 @@ CASES
     assert_output --regexp '^"[^"]+",1048576,42,1,"1 GPU, 1 stream",1,1,[0-9.]+,[0-9.]+,1$'
     run grep -c '^"[^"]*",1048576,42,1,' "$csv"
     assert_output "$versions"
+}
+
+# bats test_tags=gpu
+@test "08: --timeline: every GPU's streams, each with its copies in, kernel and copy out, within the traced run (the kit's reader)" {
+    require_gpu
+    local tl="$BATS_TEST_TMPDIR/timeline.csv" n
+    # 16M elements: each chunk's kernel lasts microseconds, well above the events' resolution.
+    run "$REF" --size 16M --streams 2 --reps 2 --seed 7 --timeline "$tl"
+    assert_success
+    n=$(kv gpus)
+    assert_equal "$(kv timeline-gpus)" "$n"
+    assert_line "timeline-streams: 2"
+    assert_line "timeline-copies-missed: 0"
+    assert_line "wrong-elements-timeline: 0"
+    assert_equal "$(kv timeline-kernels)" $((2 * n))
+    if [ "$n" = 1 ]; then assert_line "timeline-version: 1 GPU, 2 streams"; else assert_line "timeline-version: $n GPUs, 2 streams each"; fi
+    # The timed runs are not the traced one: as many as without --timeline.
+    assert_line --regexp "^reps-gpus-$n: 2$"
+    assert_output --partial "timeline of $(kv timeline-version), from your traced build"
+    local u=() g
+    for ((g = 0; g < n; g++)); do u+=("$(kv "timeline-uncertainty-ms-gpu-$g")"); done
+    # (On WSL 2 Windows schedules the GPUs' work: whether they overlap is not asked there.)
+    local together=1
+    on_wsl2 && together=0
+    run python3 - "$KIT_ROOT/common/report" "$tl" "$n" "$(kv timeline-ms)" "$(kv timeline-version)" "$together" \
+        "${u[@]}" <<'PY'
+import collections, sys
+sys.path.insert(0, sys.argv[1])
+from kitreport import tables
+rows = tables.read_timeline(sys.argv[2], "08-multi-gpu")
+n, run_ms, version, together = int(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6] == "1"
+u = [float(x) for x in sys.argv[7:]]
+assert len(u) == n, u
+bad = []
+ops = collections.Counter((int(r["gpu"]), int(r["stream"]), r["operation"]) for r in rows)
+if {int(r["gpu"]) for r in rows} != set(range(n)):
+    bad.append("GPUs %s, not 0 to %d" % (sorted({int(r["gpu"]) for r in rows}), n - 1))
+for g in range(n):
+    for s in (0, 1):
+        got = {op: ops[(g, s, op)] for op in ("h2d", "kernel", "d2h", "other")}
+        if got != {"h2d": 2, "kernel": 1, "d2h": 1, "other": 0}:
+            bad.append("GPU %d, stream %d: %s" % (g, s, got))
+for r in rows:
+    # Every span inside the call of gpus_add (0 to timeline-ms), within its GPU's clock's uncertainty.
+    slack = u[int(r["gpu"])] + 0.05
+    if r["start_ms"] < -slack or r["end_ms"] > run_ms + slack or r["end_ms"] <= r["start_ms"]:
+        bad.append("line %d: %g to %g ms, outside 0 to %g ms" % (r["_line"], r["start_ms"], r["end_ms"], run_ms))
+    if r["version"] != version:
+        bad.append("line %d: version %r" % (r["_line"], r["version"]))
+# Each stream: its copies in, then its kernel, then its copy out.
+for g in range(n):
+    for s in (0, 1):
+        mine = {op: [r for r in rows if int(r["gpu"]) == g and int(r["stream"]) == s and r["operation"] == op]
+                for op in ("h2d", "kernel", "d2h")}
+        if not all(mine.values()):
+            continue  # said above
+        k, out = mine["kernel"][0], mine["d2h"][0]
+        if max(r["end_ms"] for r in mine["h2d"]) > k["start_ms"] + 1e-6 or k["end_ms"] > out["start_ms"] + 1e-6:
+            bad.append("GPU %d, stream %d: not in, kernel, out in order" % (g, s))
+if n > 1 and together:
+    # The GPUs worked at the same time: GPU 1 began before GPU 0 had finished
+    # (its work is queued microseconds after GPU 0's, which takes milliseconds).
+    first1 = min(r["start_ms"] for r in rows if int(r["gpu"]) == 1)
+    last0 = max(r["end_ms"] for r in rows if int(r["gpu"]) == 0)
+    if first1 >= last0:
+        bad.append("GPU 1 began at %g ms, after GPU 0 had finished at %g ms" % (first1, last0))
+print("\n".join(bad) or "ok: %d spans" % len(rows))
+PY
+    assert_success
+    assert_output "ok: $((8 * n)) spans"
+}
+
+# bats test_tags=gpu
+@test "08: --timeline of a file whose setup fails: no timeline written, and it says why" {
+    require_gpu
+    run "$SKELETON" --size 1M --reps 2 --timeline "$BATS_TEST_TMPDIR/tl.csv"
+    assert_failure 1
+    assert_output --partial "--timeline $BATS_TEST_TMPDIR/tl.csv: not written"
+    refute_line --regexp "^timeline-"
+    assert [ ! -e "$BATS_TEST_TMPDIR/tl.csv" ]
 }
 
 # bats test_tags=gpu

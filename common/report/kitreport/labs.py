@@ -2,7 +2,7 @@
 
 figures(lab, runs) takes the runs to draw (the reference's, and the
 student's where it passed), each with its table rows (tables.py), its
-timeline rows (Lab 05) and its key: value lines, and returns Figures
+timeline rows (Labs 05 and 08) and its key: value lines, and returns Figures
 (figure.py): the student's curve and the reference's in one figure, and the
 course's Tesla K40 figure where the course has one. The same functions draw
 the handouts' figures from the reference alone.
@@ -297,6 +297,15 @@ def _timeline_groups(run):
     return groups
 
 
+# What a lab's timeline figure says beyond the common caption: how it was measured.
+TIMELINE_NOTES = {
+    "08-multi-gpu": " Each GPU's events are put on the host's clock, GPU by GPU (within the program's "
+                    "timeline-uncertainty-ms). A bar starts when its stream reached the operation: a copy may wait "
+                    "there for its GPU's copy engine. The program sees the copies, not the launches: a kernel's bar "
+                    "is its stream's time between a chunk's copies in and its copy out.",
+}
+
+
 def timelines(runs, lab):
     """One timeline figure per run and version: a row per stream (per GPU and
     stream where the timeline has a gpu column), copies and kernels as bars."""
@@ -327,8 +336,8 @@ def timelines(runs, lab):
             fig = Figure("%s-timeline-%s-%s" % (lab, run.role, slug), "Timeline of %s: %s" % (version, run.label),
                          kind="timeline", xlabel="time (ms)", ylabel="", rows=labels,
                          height=max(220, 70 + 22 * len(labels)),
-                         caption="When each copy and kernel of %s ran, measured inside the program (a row per %s)."
-                                 % (version, "GPU and stream" if multi else "stream"))
+                         caption="When each copy and kernel of %s ran, measured inside the program (a row per %s).%s"
+                                 % (version, "GPU and stream" if multi else "stream", TIMELINE_NOTES.get(lab, "")))
             fig.xmax = end * 1.02 if end > 0 else None
             for op in ("h2d", "kernel", "d2h", "p2p", "other"):
                 pts = [(row_label(r), r["start_ms"], r["end_ms"]) for r in rows if r["operation"] == op]

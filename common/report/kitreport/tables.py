@@ -1,8 +1,8 @@
 """The labs' CSV tables, read by column name and checked.
 
 Each lab's program writes its table with --csv FILE (common/lab/NN-*/harness.cu;
-every table starts with gpu, size, seed); Lab 05 also writes its timeline
-with --timeline FILE. A table is read with the csv module, by the names in
+every table starts with gpu, size, seed); Labs 05 and 08 also write a
+timeline with --timeline FILE. A table is read with the csv module, by the names in
 its header: columns the kit adds later are ignored, a column a figure needs
 and the table lacks is refused, and so is a row whose numbers are not
 numbers. A refusal names the file, the line and what is wrong.
@@ -46,6 +46,9 @@ SCHEMAS = {
 # (which run: depth-first, breadth-first), each a figure of its own.
 TIMELINE = [("operation", "text"), ("stream", "num"), ("start_ms", "num"), ("end_ms", "num")]
 TIMELINE_OPTIONAL = [("chunk", "num?"), ("gpu", "num?"), ("version", "text")]
+# What a lab's timeline must hold besides: Lab 08's rows are a GPU's
+# streams, and without the GPU its GPUs' stream 0 would share one row.
+TIMELINE_LAB = {"08-multi-gpu": [("gpu", "num")]}
 
 
 class TableError(Exception):
@@ -121,8 +124,10 @@ def read_lab(lab, path):
     return read(path, SCHEMAS[lab], what="table of lab %s" % lab)
 
 
-def read_timeline(path):
-    rows = read(path, TIMELINE, TIMELINE_OPTIONAL, what="timeline")
+def read_timeline(path, lab=None):
+    needs = TIMELINE_LAB.get(lab, [])
+    optional = [c for c in TIMELINE_OPTIONAL if c[0] not in {n for n, _ in needs}]
+    rows = read(path, TIMELINE + needs, optional, what="timeline of lab %s" % lab if lab else "timeline")
     for r in rows:
         if r["end_ms"] < r["start_ms"]:
             raise TableError("%s, line %d: an operation that ends (%g ms) before it starts (%g ms)"
