@@ -46,11 +46,11 @@ __global__ void warp_divergence(in_floats A, in_floats B, out_floats C, unsigned
 
 /*
  * TODO(2) warp_no_divergence: the same four operations, each still on
- * about a quarter of the elements (from 1/8 to 3/8 of them), but no warp
- * may diverge: the threads of a warp must all take the same path. Which
- * number do all the threads of one warp share, whatever the block, and how
- * do you turn it into a path so that each operation still gets its
- * quarter?
+ * about a quarter of the elements (from 1/8 to 3/8 of them, give or take a
+ * block of 1,024 on small arrays), but no warp may diverge: the threads of
+ * a warp must all take the same path. Which number do all the threads of
+ * one warp share, whatever the block, and how do you turn it into a path
+ * so that each operation still gets its quarter?
  */
 __global__ void warp_no_divergence(in_floats A, in_floats B, out_floats C, unsigned int n,
                                    int iterations)

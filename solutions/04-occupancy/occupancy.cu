@@ -140,8 +140,9 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
  * a block, so that at 1,024 elements one block, on one SM, does all the
  * work while the others wait. Scenario 2 spreads the work over the SMs
  * first: return the threads per block for n elements on a GPU of `sms`
- * SMs that launch no more blocks than there are SMs (the block scheduler
- * then gives each its own SM), with blocks as small as that allows (the
+ * SMs that launch no more blocks than there are SMs (on an idle GPU the
+ * block scheduler then gives each its own SM, in practice: CUDA does not
+ * promise where a block runs), with blocks as small as that allows (the
  * kit launches as many blocks as cover n). Which sizes can
  * a block have, and why should it be a whole number of warps? Where even
  * blocks of 1,024 threads need more blocks than there are SMs, every SM
@@ -149,8 +150,9 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
  * (The course's code assumed 16 SMs; the kit passes this GPU's count, and
  * checks your function on GPUs of many sizes.) Then measure: the kit times
  * scenario 2's kernel at 1,024 elements in blocks of every power of two
- * from a warp to 1,024 threads, and your choice beside them. Predict
- * first: which sizes tie for the fastest on your GPU, and why?
+ * from a warp to 1,024 threads, and your choice beside them: it must come
+ * within about 1.1x of the fastest. Predict first: which sizes tie for the
+ * fastest on your GPU, and why?
  */
 int scenario2_threads_per_block(unsigned int n, int sms)
 {

@@ -170,7 +170,7 @@ static inline int lab03_by_warp_ok(const lab03_paths *p, const char *prog, const
             fprintf(stderr,
                     "%s: %s: its warps ran A + B on %llu of the %llu elements, A - B on %llu, A * B on %llu, "
                     "A / B on %llu: each operation must get about a quarter of them (from 1/8 to 3/8, give "
-                    "or take %llu) (%s)\n",
+                    "or take %llu elements, one block) (%s)\n",
                     prog, name, e[0], p->n, e[1], e[2], e[3], LAB03_SHARE_SLACK, todo);
             ok = 0;
             break;

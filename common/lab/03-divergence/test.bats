@@ -244,7 +244,7 @@ CASES
     assert_line "wrong-elements-nodiv: 0"
     assert_line "one-path-warps-nodiv: 31251"
     assert_line "elements-per-op-nodiv: 500003 500000 0 0"
-    assert_output --partial "warp_no_divergence: its warps ran A + B on 500003 of the 1000003 elements, A - B on 500000, A * B on 0, A / B on 0: each operation must get about a quarter of them (from 1/8 to 3/8, give or take 1024) (TODO(2))"
+    assert_output --partial "warp_no_divergence: its warps ran A + B on 500003 of the 1000003 elements, A - B on 500000, A * B on 0, A / B on 0: each operation must get about a quarter of them (from 1/8 to 3/8, give or take 1024 elements, one block) (TODO(2))"
     refute_output --partial "took more than one path"
     refute_output --partial "(TODO(1))"
     # Honest choices other than the course's: every warp on one path, each
