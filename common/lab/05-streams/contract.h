@@ -80,11 +80,11 @@ typedef struct {
     lab05_sync rec[LAB05_MAX_SYNCS];
 } lab05_sync_log;
 /* One for the whole program (weak: every translation unit shares it). */
-__attribute__((weak)) lab05_sync_log lab05_sync_now;
+__attribute__((weak)) lab05_sync_log kit_lab05_sync_now;
 
 static inline void lab05_sync_note(int what, cudaStream_t stream, cudaEvent_t event)
 {
-    lab05_sync_log *t = &lab05_sync_now;
+    lab05_sync_log *t = &kit_lab05_sync_now;
     if (!t->on)
         return;
     if (t->count == LAB05_MAX_SYNCS) {
@@ -138,7 +138,7 @@ struct lab05_trace_out {
  *   in the traced build (KIT_COUNTED=1), cudaMemcpyAsync and cudaMemcpy
  *   record events around each copy (kit_timeline.h), and cudaEventRecord
  *   and cudaStreamWaitEvent are noted where they fall among the copies
- *   (lab05_sync_now), so that the kit can tell which copy waits for
+ *   (kit_lab05_sync_now), so that the kit can tell which copy waits for
  *   which. The timed build is the student's code as written.
  */
 #if defined(KIT_STUDENT_SCOPE) && !defined(KIT_LAB_05_SCOPE)

@@ -230,7 +230,7 @@ static int lab05_stream_index(int nchunks, cudaStream_t s)
 /*
  * What each copy of the traced run waited for (lab05_call.after), from the
  * copies (kit_copy_trace_now) and the event records and waits among them
- * (lab05_sync_now), by vector clocks: each stream's clock counts, for
+ * (kit_lab05_sync_now), by vector clocks: each stream's clock counts, for
  * every stream, how many of that stream's copies are known to be done
  * before the next operation of this one starts. A copy is one more in its
  * stream; a record copies its stream's clock into the event; a wait takes,
@@ -257,7 +257,7 @@ static void lab05_waits(struct lab05_trace_out *out)
 static int lab05_waits_of(struct lab05_trace_out *out)
 {
     const kit_copy_trace *ct = &kit_copy_trace_now;
-    const lab05_sync_log *sl = &lab05_sync_now;
+    const lab05_sync_log *sl = &kit_lab05_sync_now;
     static int clock[LAB05_CLOCK_SLOTS][LAB05_CLOCK_SLOTS], eclock[LAB05_CLOCK_EVENTS][LAB05_CLOCK_SLOTS];
     cudaStream_t slot[LAB05_CLOCK_SLOTS];
     cudaEvent_t event[LAB05_CLOCK_EVENTS];
@@ -339,11 +339,11 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
         kit_clock_begin(&clock);
     }
     kit_copy_trace_start(LAB05_MAX_CALLS);
-    lab05_sync_now.count = 0;
-    lab05_sync_now.missed = 0;
-    lab05_sync_now.on = 1;
+    kit_lab05_sync_now.count = 0;
+    kit_lab05_sync_now.missed = 0;
+    kit_lab05_sync_now.on = 1;
     out->early = lab05_pipeline(A, B, C, dA, dB, dC, n, nchunks, how | LAB05_TRACED, work);
-    lab05_sync_now.on = 0;
+    kit_lab05_sync_now.on = 0;
     kit_copy_trace_stop();
     if (dspans)
         kit_clock_end(&clock);
