@@ -19,8 +19,10 @@
  *
  * What the kit gives you:
  *   struct vector_pipeline   the job: host arrays A, B, C and device
- *                            arrays dA, dB, dC of n elements each, and
- *                            streams[0] to streams[nchunks - 1]
+ *                            arrays dA, dB, dC of n elements each,
+ *                            streams[0] to streams[nchunks - 1] (yours:
+ *                            TODO(1)), and events[0] to events[nchunks - 1]
+ *                            (the kit's, for TODO(5))
  *                            (common/lab/05-streams/contract.h);
  *   vector_add               the course's kernel:
  *                            vector_add<<<blocks, threads, 0, stream>>>(A, B, C, n)
@@ -36,13 +38,23 @@
 /* ======== Host memory and streams ========================================== */
 
 /*
- * TODO(1) Pinned memory. The kit asks alloc_host for the memory of A, B
- * and C, gives it back with free_host, and keeps the arrays in memory of
- * the kind you chose. A copy from ordinary (pageable) memory goes
- * through a staging buffer of the driver: the CPU copies into it, the call
- * returns only when the data has left, and nothing overlaps it. Which
- * allocation can the copy engines read and write directly, and which call
- * gives it back?
+ * TODO(1) The pipeline's host resources: pinned memory and streams.
+ *
+ * The kit asks alloc_host for the memory of A, B and C, gives it back with
+ * free_host, and keeps the arrays in memory of the kind you chose. A copy
+ * from ordinary (pageable) memory goes through a staging buffer of the
+ * driver: the CPU copies into it, the call returns only when the data has
+ * left, and nothing overlaps it. Which allocation can the copy engines
+ * read and write directly, and which call gives it back?
+ *
+ * Before a pipeline of n chunks the kit calls create_streams(streams, n),
+ * and destroy_streams after it; chunk i's work goes into streams[i].
+ * Which stream must none of them be, and why must no two chunks share
+ * one? Then choose the kind: a blocking stream (cudaStreamCreate) waits
+ * for the legacy default stream, and that stream for it; a non-blocking
+ * one (cudaStreamCreateWithFlags, cudaStreamNonBlocking) does neither.
+ * Either can run this pipeline: which would you rather have beside code
+ * that launches into the default stream (the handout's question 10)?
  */
 void *alloc_host(size_t bytes)
 {
@@ -57,11 +69,6 @@ void free_host(void *p)
     CUDA_CHECK(cudaFreeHost(p));
 }
 
-/*
- * TODO(2) Streams. Before a pipeline of n chunks the kit calls
- * create_streams(streams, n), and destroy_streams after it. Each chunk
- * needs a stream of its own: which stream must none of them be, and why?
- */
 void create_streams(cudaStream_t *streams, int n)
 {
     for (int i = 0; i < n; i++)
@@ -77,7 +84,7 @@ void destroy_streams(cudaStream_t *streams, int n)
 /* ======== The pipeline ===================================================== */
 
 /*
- * TODO(3) Chunks. Chunk i of the job is elements [*first, *first + *count).
+ * TODO(2) Chunks. Chunk i of the job is elements [*first, *first + *count).
  * n is rarely a multiple of nchunks (the kit also runs 1,000,003 elements
  * in 7 chunks): where do the leftover elements go, so that every element
  * is in exactly one chunk and no chunk is much longer than the others?
@@ -91,7 +98,7 @@ void chunk_of(unsigned int n, int nchunks, int i, unsigned int *first, unsigned 
 }
 
 /*
- * TODO(4) One chunk's three steps, each queued in chunk i's stream:
+ * TODO(3) One chunk's three steps, each queued in chunk i's stream:
  * copy_in copies its part of A and B to the device, add runs vector_add on
  * it, copy_out copies its part of C back. Every call must return at once,
  * before the GPU has done the work: which copy call does that? Where does
@@ -127,7 +134,7 @@ void copy_out(const struct vector_pipeline *p, int i)
 }
 
 /*
- * TODO(5) The wait. The kit reads C as soon as your pipeline returns, so
+ * TODO(4) The wait. The kit reads C as soon as your pipeline returns, so
  * the host must first wait until every chunk is back. Which call waits for
  * your streams' work, and only for that?
  */
@@ -138,12 +145,28 @@ void wait_for_chunks(const struct vector_pipeline *p)
 }
 
 /*
- * TODO(6) The two issue orders of the course: depth-first (one chunk at a
- * time) and breadth-first (one stage at a time). In what order does each
- * queue the chunks' copies in, kernels and copies out? Both return only
- * when C is complete on the host. The kit reads the order your code queued
- * its copies in; with one hardware queue the course predicts different
- * times for the two orders (the handout's question 9).
+ * TODO(5) The course's two issue orders, depth-first and breadth-first
+ * (the handout's "Scheduling"). On Fermi every copy in went into one
+ * hardware queue, every kernel into a second and every copy out into a
+ * third, each in the order issued, whatever its stream; an operation left
+ * its queue only when the one before it in its own stream had finished.
+ * So the order you issue in decides what waits behind what: a copy out
+ * waits for its chunk's kernel, and everything queued behind it with it.
+ * Write both orders from that; both return only when C is complete on the
+ * host. The kit reads the order your code queued its copies in; with one
+ * hardware queue the course predicts different times for the two orders
+ * (question 9).
+ *
+ * Breadth-first queues every chunk's copy in before any kernel. On a GPU
+ * with several copy engines those copies all start at once, share the one
+ * link and all end late, and the first kernel waits for all of them
+ * (question 5). Give them back the course's one copy at a time: in
+ * pipeline_breadth_first, each chunk's copy in must wait until the copy
+ * in queued before it is done, through the kit's events p->events[0] to
+ * p->events[nchunks - 1] (cudaEventRecord, cudaStreamWaitEvent). Which
+ * event does chunk i record, where in its stream, and which event must its
+ * stream wait for, before which call? The kit reads which copy in waits
+ * for which.
  */
 void pipeline_depth_first(const struct vector_pipeline *p)
 {
@@ -157,8 +180,12 @@ void pipeline_depth_first(const struct vector_pipeline *p)
 
 void pipeline_breadth_first(const struct vector_pipeline *p)
 {
-    for (int i = 0; i < p->nchunks; i++)
+    for (int i = 0; i < p->nchunks; i++) {
+        if (i > 0)
+            CUDA_CHECK(cudaStreamWaitEvent(p->streams[i], p->events[i - 1], 0));
         copy_in(p, i);
+        CUDA_CHECK(cudaEventRecord(p->events[i], p->streams[i]));
+    }
     for (int i = 0; i < p->nchunks; i++)
         add(p, i);
     for (int i = 0; i < p->nchunks; i++)

@@ -15,6 +15,7 @@ struct vector_pipeline {
     unsigned int n;
     int nchunks;
     cudaStream_t *streams;      /* nchunks streams, made by create_streams */
+    cudaEvent_t *events;        /* nchunks events, made by the kit (cudaEventDisableTiming) */
 };
 
 #define KIT_STUDENT_FUNCTIONS(X)                                                                   \
@@ -54,11 +55,48 @@ struct lab05_open_out {
     int i, j; /* streams[i] is the default stream; or streams[i] and [j] are one */
 };
 
-/* A copy the traced build queued: what it moved (KIT_OP_...) and where its chunk starts. */
+/* A copy the traced build queued: what it moved (KIT_OP_...), where its
+ * chunk starts, and `after`: the most calls m such that every copy in
+ * among calls[0] to calls[m - 1] is done before this copy starts, by the
+ * order of its stream and the events its stream waited for. */
 struct lab05_call {
     int op;
+    int after;
     long long row;
 };
+
+/* The traced build's event records and waits, each with the number of
+ * copies queued before it (kit_copy_trace_now.count), in the order issued. */
+#define LAB05_MAX_SYNCS (4 * LAB05_MAX_CHUNKS + 64)
+enum { LAB05_RECORD, LAB05_WAIT };
+typedef struct {
+    int what, copies_before;
+    cudaStream_t stream;
+    cudaEvent_t event;
+} lab05_sync;
+typedef struct {
+    int on, count;
+    long long missed;
+    lab05_sync rec[LAB05_MAX_SYNCS];
+} lab05_sync_log;
+/* One for the whole program (weak: every translation unit shares it). */
+__attribute__((weak)) lab05_sync_log kit_lab05_sync_now;
+
+static inline void lab05_sync_note(int what, cudaStream_t stream, cudaEvent_t event)
+{
+    lab05_sync_log *t = &kit_lab05_sync_now;
+    if (!t->on)
+        return;
+    if (t->count == LAB05_MAX_SYNCS) {
+        t->missed++;
+        return;
+    }
+    t->rec[t->count].what = what;
+    t->rec[t->count].copies_before = kit_copy_trace_now.count;
+    t->rec[t->count].stream = stream;
+    t->rec[t->count].event = event;
+    t->count++;
+}
 
 /* A traced run: the copies in the order queued; and where asked, its timeline. */
 struct lab05_trace_out {
@@ -98,8 +136,10 @@ struct lab05_trace_out {
  *               traced build, where to record its blocks) travel as a
  *               default argument;
  *   in the traced build (KIT_COUNTED=1), cudaMemcpyAsync and cudaMemcpy
- *   record events around each copy (kit_timeline.h). The timed build is
- *   the student's code as written.
+ *   record events around each copy (kit_timeline.h), and cudaEventRecord
+ *   and cudaStreamWaitEvent are noted where they fall among the copies
+ *   (kit_lab05_sync_now), so that the kit can tell which copy waits for
+ *   which. The timed build is the student's code as written.
  */
 #if defined(KIT_STUDENT_SCOPE) && !defined(KIT_LAB_05_SCOPE)
 #define KIT_LAB_05_SCOPE
@@ -111,8 +151,27 @@ __global__ void vector_add(const unsigned int *A, const unsigned int *B, unsigne
 }
 
 #if KIT_COUNTED
+static inline cudaError_t kit_traced_event_record(cudaEvent_t event, cudaStream_t stream = 0)
+{
+    cudaError_t e = cudaEventRecord(event, stream);
+    if (e == cudaSuccess)
+        lab05_sync_note(LAB05_RECORD, stream, event);
+    return e;
+}
+
+static inline cudaError_t kit_traced_stream_wait_event(cudaStream_t stream, cudaEvent_t event,
+                                                       unsigned int flags = 0)
+{
+    cudaError_t e = cudaStreamWaitEvent(stream, event, flags);
+    if (e == cudaSuccess)
+        lab05_sync_note(LAB05_WAIT, stream, event);
+    return e;
+}
+
 #define cudaMemcpyAsync kit_traced_memcpy_async
 #define cudaMemcpy kit_traced_memcpy
+#define cudaEventRecord kit_traced_event_record
+#define cudaStreamWaitEvent kit_traced_stream_wait_event
 #endif
 
 #endif /* KIT_STUDENT_SCOPE */

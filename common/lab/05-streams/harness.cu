@@ -107,7 +107,7 @@
  * this program; in grading, in the worker, which the judge's stubs reach. */
 static const kit_remote_api *remote = &kit_remote;
 
-static const char *const PIPELINE_TODOS = "TODO(3), TODO(4) and TODO(6)";
+static const char *const PIPELINE_TODOS = "TODO(2), TODO(3) and TODO(5)";
 
 /* ---- the data ------------------------------------------------------------------ */
 
@@ -404,7 +404,7 @@ static void note_early(run_t *r, int early)
     if (early_total++ == 0)
         fprintf(stderr, "%s: %s: returned while the stream of chunk %d was still working; the kit "
                         "would have read C before it was complete: wait for every chunk before "
-                        "returning (TODO(5))\n", kit_program, r->name, early);
+                        "returning (TODO(4))\n", kit_program, r->name, early);
 }
 
 static void run_once(void *p)
@@ -472,10 +472,10 @@ static int open_job(run_t *r, int nchunks)
         return o.ok;
     if (o.kind == LAB05_DEFAULT_STREAM)
         fprintf(stderr, "%s: create_streams left streams[%d] the default stream, with which every "
-                        "other stream waits: the chunks cannot overlap (TODO(2))\n", kit_program, o.i);
+                        "other stream waits: the chunks cannot overlap (TODO(1))\n", kit_program, o.i);
     else if (o.kind == LAB05_SAME_STREAM)
         fprintf(stderr, "%s: create_streams gave streams[%d] and streams[%d] the same stream: "
-                        "their chunks run one after the other (TODO(2))\n", kit_program, o.i, o.j);
+                        "their chunks run one after the other (TODO(1))\n", kit_program, o.i, o.j);
     return 0;
 }
 
@@ -655,7 +655,7 @@ static int trace_sane(const struct lab05_trace_out *o)
         !isfinite(o->mean_kernel_ms))
         return 0;
     for (int i = 0; i < o->ncalls; i++)
-        if (o->calls[i].op < 0 || o->calls[i].op >= KIT_NOPS)
+        if (o->calls[i].op < 0 || o->calls[i].op >= KIT_NOPS || o->calls[i].after < -1 || o->calls[i].after > i)
             return 0;
     for (int i = 0; i < o->nspans; i++) {
         const kit_span *x = &o->spans[i];
@@ -760,9 +760,10 @@ static void write_timeline(FILE *f, const timeline_t *tl, const char *order)
 /* ---- the order each pipeline issued its copies (the traced build) ---------------- */
 
 typedef struct {
-    int judged; /* 0: not told (one chunk, copies not all recorded) */
+    int judged;    /* 0: not told (one chunk, copies not all recorded) */
     int right;
-    char why[240];
+    int unordered; /* breadth-first, in the right order: a copy in waits for no earlier one */
+    char why[320];
 } issue_order_t;
 
 /*
@@ -773,7 +774,11 @@ typedef struct {
  * issues every chunk's copies in before any copy out. Kernel launches are
  * not recorded; the copies alone tell the two orders apart. On a GPU with
  * many hardware queues both orders take the same time, so only this shows
- * an order issued the wrong way.
+ * an order issued the wrong way. Breadth-first also keeps its copies in
+ * in the order queued, one at a time (TODO(5)): each copy in waits, by its
+ * stream's order or through an event, for every copy in of another chunk
+ * queued before it (lab05_call.after; where the student's process could
+ * not tell, -1, this is not judged).
  */
 static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
 {
@@ -782,7 +787,8 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
     issue_order_t o;
     long long seen[4 * MAX_CHUNKS + 8];
     int nseen = 0, last_in = -1, first_out = -1;
-    long long prev = -2, back = -1, out_row = -1, in_row = -1;
+    long long prev = -2, back = -1, out_row = -1, in_row = -1, loose_row = -1, loose_before = -1;
+    int waits_told = 1;
 
     memset(&o, 0, sizeof o);
     if (nchunks < 2)
@@ -817,6 +823,17 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
                     out_row = row;
                 }
             } else {
+                /* The last copy in of another chunk queued before this one, which it must wait for. */
+                int other = -1;
+                for (int j = i - 1; j >= 0 && other < 0; j--)
+                    if (ct->calls[j].op == KIT_OP_H2D && ct->calls[j].row != row)
+                        other = j;
+                if (ct->calls[i].after < 0)
+                    waits_told = 0;
+                else if (other >= 0 && ct->calls[i].after <= other && loose_row < 0) {
+                    loose_row = row;
+                    loose_before = ct->calls[other].row;
+                }
                 last_in = i;
                 in_row = row;
             }
@@ -841,6 +858,14 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
                 snprintf(o.why, sizeof o.why, "it queued the copy out of the chunk at element %lld before the "
                          "copy in of the chunk at element %lld: breadth-first queues every chunk's copies in, "
                          "then every kernel, then every copy out", out_row, in_row);
+            else if (waits_told && loose_row >= 0) {
+                o.right = 0;
+                o.unordered = 1;
+                snprintf(o.why, sizeof o.why, "the copy in of the chunk at element %lld does not wait for the "
+                         "copy in of the chunk at element %lld, queued before it: the copies in run at once and "
+                         "share the link; make each chunk's copy in wait, through an event recorded after the "
+                         "copy in before it, until that one is done", loose_row, loose_before);
+            }
         }
     }
     close_job(r);
@@ -1596,8 +1621,10 @@ int main(int argc, char **argv)
                                           : order[0].right  ? "chunk by chunk: in, kernel, out, then the next chunk"
                                                             : "WRONG: not chunk by chunk");
             printf("  breadth-first  %s\n\n", !order[1].judged ? "not told"
-                                            : order[1].right  ? "every copy in, then the kernels, then every copy out"
-                                                              : "WRONG: a copy out before the last copy in");
+                                            : order[1].right  ? "every copy in, one after the other, then the kernels, "
+                                                                "then every copy out"
+                                            : order[1].unordered ? "WRONG: its copies in do not wait for each other"
+                                                                 : "WRONG: a copy out before the last copy in");
         }
         if (brief)
             printf("(--focus: the timeline and the course's scheduling examples are left out;\n"
@@ -1744,7 +1771,7 @@ int main(int argc, char **argv)
         pass = 0;
     for (int i = 0; i < 2; i++)
         if (order[i].judged && !order[i].right) {
-            fprintf(stderr, "%s: %s: %s (TODO(6))\n", kit_program,
+            fprintf(stderr, "%s: %s: %s (TODO(5))\n", kit_program,
                     i == 0 ? "pipeline_depth_first" : "pipeline_breadth_first", order[i].why);
             pass = 0;
         }
@@ -1776,7 +1803,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: depth-first, %d chunks: in the timeline copies ran beside kernels for only %.3f of "
                         "the %.3f ms that kernels ran (%.0f%%, at least %.0f%% needed; these chunks' copies could "
                         "cover %.0f%%): is each kernel launched into its chunk's stream, and is every copy "
-                        "asynchronous? (TODO(4))\n",
+                        "asynchronous? (TODO(3))\n",
                 kit_program, tl.nchunks, tl.judged.copy_kernel_ms, tl.judged.kernel_ms, 100.0 * share,
                 100.0 * need, 100.0 * possible);
         pass = 0;
@@ -1786,7 +1813,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: depth-first, %d chunks: %.3f ms at its fastest against %.3f ms serial from pinned "
                         "memory and an ideal of %.3f ms: it won back %.0f%% of what overlapping could, the kit's "
                         "own pipeline %.0f%% (at least half of that needed): do the chunks' copies and kernels "
-                        "run beside each other? (TODO(4))\n",
+                        "run beside each other? (TODO(3))\n",
                 kit_program, chunks[best], g_best, g_serial, g_ideal, 100.0 * gain_share,
                 100.0 * kit_gain_share);
         pass = 0;

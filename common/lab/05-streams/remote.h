@@ -12,8 +12,9 @@
  * GPU buffers, kit_proto.h), and say what they saw. The harness decides:
  * it checks every element of every run and times every run itself, and
  * what these functions report (a pageable allocation, the default stream,
- * a return before the streams were done, the order of the copies, the
- * timeline) can fail the lab or explain it, never pass it.
+ * a return before the streams were done, the order of the copies and
+ * which copy in waits for which, the timeline) can fail the lab or
+ * explain it, never pass it.
  */
 #ifndef KIT_LAB_05_REMOTE_H
 #define KIT_LAB_05_REMOTE_H
@@ -27,8 +28,11 @@
 static_assert(sizeof(struct lab05_trace_out) + 1024 <= KIT_MSG_MAX, "a traced run's record must fit one message");
 #endif
 
-/* The streams of the pipeline under way, made by the student's create_streams. */
+/* The streams of the pipeline under way, made by the student's create_streams,
+ * and its events, made by the kit (lab05_nevents of them). */
 static cudaStream_t lab05_streams[LAB05_MAX_CHUNKS];
+static cudaEvent_t lab05_events[LAB05_MAX_CHUNKS];
+static int lab05_nevents;
 /* The kit's host arrays that lab05_host registered (so that lab05_host_release unregisters them). */
 static void *lab05_registered[3];
 
@@ -89,6 +93,14 @@ static void lab05_host_release(unsigned int *A, unsigned int *B, unsigned int *C
 }
 
 /* The student's create_streams for a pipeline of nchunks chunks, and what it made. */
+static void lab05_events_free(void)
+{
+    for (int i = 0; i < lab05_nevents; i++)
+        KIT_CHECK(cudaEventDestroy(lab05_events[i]));
+    lab05_nevents = 0;
+    memset(lab05_events, 0, sizeof lab05_events);
+}
+
 static void lab05_open(int nchunks, struct lab05_open_out *out)
 {
     memset(out, 0, sizeof *out);
@@ -98,6 +110,9 @@ static void lab05_open(int nchunks, struct lab05_open_out *out)
         out->ok = 0;
         return;
     }
+    lab05_events_free();
+    for (; lab05_nevents < nchunks; lab05_nevents++)
+        KIT_CHECK(cudaEventCreateWithFlags(&lab05_events[lab05_nevents], cudaEventDisableTiming));
     kit_student_timed.create_streams(lab05_streams, nchunks);
     for (int i = 0; i < nchunks && out->ok; i++) {
         cudaStream_t s = lab05_streams[i];
@@ -128,6 +143,7 @@ static void lab05_close(int nchunks)
 {
     kit_student_timed.destroy_streams(lab05_streams, nchunks);
     KIT_CHECK(cudaDeviceSynchronize());
+    lab05_events_free();
     memset(lab05_streams, 0, sizeof lab05_streams);
 }
 
@@ -146,6 +162,7 @@ static struct vector_pipeline lab05_job(const unsigned int *A, const unsigned in
     p.n = n;
     p.nchunks = nchunks;
     p.streams = lab05_streams;
+    p.events = lab05_events;
     return p;
 }
 
@@ -211,6 +228,93 @@ static int lab05_stream_index(int nchunks, cudaStream_t s)
 }
 
 /*
+ * What each copy of the traced run waited for (lab05_call.after), from the
+ * copies (kit_copy_trace_now) and the event records and waits among them
+ * (kit_lab05_sync_now), by vector clocks: each stream's clock counts, for
+ * every stream, how many of that stream's copies are known to be done
+ * before the next operation of this one starts. A copy is one more in its
+ * stream; a record copies its stream's clock into the event; a wait takes,
+ * stream by stream, the larger of its stream's clock and the event's last
+ * record (an event never recorded in this run: nothing). Other ordering
+ * (the legacy default stream, the host waiting between calls) is not
+ * counted: `after` says what the events and the streams' own order
+ * ensure. Where the record is incomplete (too many streams or events,
+ * calls not recorded) every `after` is -1: not told.
+ */
+#define LAB05_CLOCK_SLOTS (LAB05_MAX_CHUNKS + 16)
+#define LAB05_CLOCK_EVENTS (2 * LAB05_MAX_CHUNKS + 16)
+static int lab05_copy_clock[LAB05_MAX_CALLS][LAB05_CLOCK_SLOTS];
+
+static int lab05_waits_of(struct lab05_trace_out *out);
+
+static void lab05_waits(struct lab05_trace_out *out)
+{
+    if (!lab05_waits_of(out))
+        for (int i = 0; i < out->ncalls; i++)
+            out->calls[i].after = -1;
+}
+
+static int lab05_waits_of(struct lab05_trace_out *out)
+{
+    const kit_copy_trace *ct = &kit_copy_trace_now;
+    const lab05_sync_log *sl = &kit_lab05_sync_now;
+    static int clock[LAB05_CLOCK_SLOTS][LAB05_CLOCK_SLOTS], eclock[LAB05_CLOCK_EVENTS][LAB05_CLOCK_SLOTS];
+    cudaStream_t slot[LAB05_CLOCK_SLOTS];
+    cudaEvent_t event[LAB05_CLOCK_EVENTS];
+    int slot_of[LAB05_MAX_CALLS], index_in[LAB05_MAX_CALLS];
+    int nslots = 0, nevents = 0, next = 0;
+
+    if (ct->missed || sl->missed || ct->count > LAB05_MAX_CALLS || out->ncalls != ct->count)
+        return 0;
+    memset(clock, 0, sizeof clock);
+    memset(eclock, 0, sizeof eclock);
+    for (int i = 0; i <= ct->count; i++) {
+        /* The records and waits queued before copy i, then copy i. */
+        for (; next < sl->count && sl->rec[next].copies_before <= i; next++) {
+            const lab05_sync *x = &sl->rec[next];
+            int s = 0, e = 0;
+            while (s < nslots && slot[s] != x->stream)
+                s++;
+            while (e < nevents && event[e] != x->event)
+                e++;
+            if (s == LAB05_CLOCK_SLOTS || e == LAB05_CLOCK_EVENTS)
+                return 0;
+            if (s == nslots)
+                slot[nslots++] = x->stream;
+            if (e == nevents) {
+                if (x->what == LAB05_WAIT)
+                    continue; /* never recorded in this run: nothing to wait for */
+                event[nevents++] = x->event;
+            }
+            for (int t = 0; t < nslots; t++)
+                if (x->what == LAB05_RECORD)
+                    eclock[e][t] = clock[s][t];
+                else if (eclock[e][t] > clock[s][t])
+                    clock[s][t] = eclock[e][t];
+        }
+        if (i == ct->count)
+            break;
+        int s = 0;
+        while (s < nslots && slot[s] != ct->rec[i].stream)
+            s++;
+        if (s == LAB05_CLOCK_SLOTS)
+            return 0;
+        if (s == nslots)
+            slot[nslots++] = ct->rec[i].stream;
+        slot_of[i] = s;
+        index_in[i] = ++clock[s][s];
+        memcpy(lab05_copy_clock[i], clock[s], sizeof clock[s]);
+    }
+    for (int i = 0; i < ct->count; i++) {
+        int m = 0;
+        while (m < i && (out->calls[m].op != KIT_OP_H2D || lab05_copy_clock[i][slot_of[m]] >= index_in[m]))
+            m++;
+        out->calls[i].after = m;
+    }
+    return 1;
+}
+
+/*
  * One run of the traced build, recording the copies it queued, in the
  * order it queued them (out->calls); where spans is not NULL (a GPU buffer
  * of cap slots, 24 bytes per 32 elements), also when each copy and each
@@ -235,7 +339,11 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
         kit_clock_begin(&clock);
     }
     kit_copy_trace_start(LAB05_MAX_CALLS);
+    kit_lab05_sync_now.count = 0;
+    kit_lab05_sync_now.missed = 0;
+    kit_lab05_sync_now.on = 1;
     out->early = lab05_pipeline(A, B, C, dA, dB, dC, n, nchunks, how | LAB05_TRACED, work);
+    kit_lab05_sync_now.on = 0;
     kit_copy_trace_stop();
     if (dspans)
         kit_clock_end(&clock);
@@ -249,6 +357,7 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
         int op = lab05_copy_op(dA, dB, dC, n, c, &row);
         if (out->ncalls < LAB05_MAX_CALLS) {
             out->calls[out->ncalls].op = op;
+            out->calls[out->ncalls].after = 0;
             out->calls[out->ncalls].row = row;
             out->ncalls++;
         }
@@ -265,6 +374,7 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
         s->start = kit_clock_event_ms(&clock, c->start);
         s->end = kit_clock_event_ms(&clock, c->end);
     }
+    lab05_waits(out);
     if (!dspans)
         return;
     hspans = (kit_block_span *)kit_host_alloc(cap * sizeof *hspans);
