@@ -127,9 +127,9 @@ __global__ void sumMatrixOnGPU2D(in_floats A, in_floats B, out_floats C, int nx,
  * (The course's code assumed 16 SMs; the kit passes this GPU's count, and
  * checks your function on GPUs of many sizes.) Then measure: the kit times
  * scenario 2's kernel at 1,024 elements in blocks of every power of two
- * from a warp to 1,024 threads, and your choice beside them: it must come
- * within about 1.15x of the fastest. Predict first: which sizes tie for the
- * fastest on your GPU, and why?
+ * from a warp to 1,024 threads, and shows how far your choice is from the
+ * fastest. Predict first: which sizes tie for the fastest on your GPU, and
+ * why?
  */
 int scenario2_threads_per_block(unsigned int n, int sms)
 {

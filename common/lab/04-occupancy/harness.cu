@@ -1085,9 +1085,9 @@ static void part2_scenarios(lab *L)
  * The choice against the measurement: scenario 2's kernel at SWEEP_N
  * elements (or the largest n, if smaller) in blocks of 32, 64, ... 1,024
  * threads, and in the student's choice where it is none of these. The
- * fastest of them is this GPU's answer; the choice passes within
- * SWEEP_SLACK of it, widened by how far the two rows' own timed runs
- * spread (a noisy GPU gets room, not a failure). Judged only where the
+ * fastest of them is this GPU's answer; the choice ties with it within
+ * SWEEP_SLACK, widened by how far the two rows' own timed runs spread. It
+ * is said, not judged (see verdict). Compared only where the
  * measurement shows what it is about: one block of 1,024 threads at least
  * SWEEP_SHOWN times the fastest (not so with a few iterations, where the
  * launch is the time), and not under compute-sanitizer, whose
@@ -1376,9 +1376,10 @@ static void print_scenarios(const lab *L)
                100 * m->run.trace.sm_efficiency, check_word(m), i == L->sweep_mine ? "  <- your choice (TODO(6))" : "");
     }
     if (L->sweep_unjudged)
-        printf("(your choice is not judged on its time: %s)\n\n", L->sweep_unjudged);
+        printf("(your choice is not compared with the fastest: %s)\n\n", L->sweep_unjudged);
     else
-        printf("(your choice passes within %.2fx of the fastest: 1.15, plus the two rows' spread of timed runs)\n\n",
+        printf("(within %.2fx of the fastest counts as a tie: 1.15, plus the two rows' spread of timed runs; the\n"
+               "verdict on TODO(6) is the rule's, checked on GPUs of many sizes: times shared with other work move)\n\n",
                L->sweep_limit);
 }
 
@@ -1619,7 +1620,11 @@ static void print_facts(const lab *L)
         kit_kv("scenario2-choice-over-fastest", "%.3f",
                ratio(ms_of(&L->sweep[L->sweep_mine]), ms_of(&L->sweep[L->sweep_best])));
     kit_kv("scenario2-choice-limit", "%.3f", L->sweep_limit);
-    kit_kv("scenario2-choice-judged", "%s", L->sweep_unjudged ? L->sweep_unjudged : "yes");
+    kit_kv("scenario2-choice-compared", "%s", L->sweep_unjudged ? L->sweep_unjudged : "yes");
+    if (!L->sweep_unjudged && L->sweep_mine >= 0)
+        kit_kv("scenario2-choice-within-limit", "%s",
+               ratio(ms_of(&L->sweep[L->sweep_mine]), ms_of(&L->sweep[L->sweep_best])) <= L->sweep_limit ? "yes"
+                                                                                                            : "no");
     measured_kv("wave-full", &L->wave[0]);
     measured_kv("wave-plus-one", &L->wave[1]);
     kit_kv("wave-blocks-per-sm", "%d", L->wave_per_sm);
@@ -1713,14 +1718,15 @@ static void verdict(lab *L)
         L->pass = 0;
     } else if (!L->sweep_unjudged) {
         const measured *c = &L->sweep[L->sweep_mine], *b = &L->sweep[L->sweep_best];
-        if (ratio(ms_of(c), ms_of(b)) > L->sweep_limit) {
-            fprintf(stderr, "%s: scenario 2 at n = %d: your blocks of %u threads took %.3f ms, %.2fx the fastest "
-                            "size on this GPU (%u threads, %.3f ms); more than %.2fx: see the block sizes under "
-                            "Part 2 (TODO(6))\n",
+        /* Said, not judged: the rule above is the verdict. A grading run
+         * shares the GPU with other labs' checked runs and times each size
+         * once, so a right choice can read 1.2x there (H100, 2026-11-28). */
+        if (ratio(ms_of(c), ms_of(b)) > L->sweep_limit)
+            fprintf(stderr, "%s: note: scenario 2 at n = %d: your blocks of %u threads took %.3f ms, %.2fx the "
+                            "fastest size on this GPU (%u threads, %.3f ms); more than %.2fx: see the block sizes "
+                            "under Part 2 (TODO(6))\n",
                     kit_program, L->sweep_n, c->run.block.x, ms_of(c), ratio(ms_of(c), ms_of(b)), b->run.block.x,
                     ms_of(b), L->sweep_limit);
-            L->pass = 0;
-        }
     }
     for (int i = 0; i < L->nthrottle; i++)
         if (!L->throttle_ok[i]) {

@@ -250,7 +250,8 @@ CASES
     local ratio limit
     ratio=$(kv scenario2-choice-over-fastest) limit=$(kv scenario2-choice-limit)
     [ -n "$ratio" ] || fail "no scenario2-choice-over-fastest line"
-    assert_line "scenario2-choice-judged: yes"
+    assert_line "scenario2-choice-compared: yes"
+    assert_line "scenario2-choice-within-limit: yes"
     assert_at_least "$limit" "$ratio" "the limit over the reference's choice against the fastest block size"
     assert_equal "$(kv block-sizes-n)" 1024
     local t
@@ -262,10 +263,11 @@ CASES
     assert_failure 1
     assert_output --regexp "scenario 2 at n = 1024: your blocks of 1024 threads took [0-9.]+ ms, [0-9.]+x the fastest"
     assert_output --partial "(TODO(6))"
+    assert_line "scenario2-choice-within-limit: no"
     # Under compute-sanitizer times mean nothing: not judged on them.
     KIT_UNDER_SANITIZER=memcheck run "$KIT_BUILD/tests/fixtures/lab04/scenario2-as-scenario1" --max-elements 1024 \
         --size 1M --rounds 8
-    assert_line "scenario2-choice-judged: under compute-sanitizer, times mean nothing"
+    assert_line "scenario2-choice-compared: under compute-sanitizer, times mean nothing"
     refute_output --partial "your blocks of 1024 threads took"
 }
 
