@@ -13,8 +13,9 @@
  * and starts with the device arrays and C full of garbage; after every
  * run, timed or not, it checks every element of C, and of dA, dB and dC
  * (the data must go through them). It draws a timeline of one run, and
- * fails a pipeline in which no copy ran beside a kernel, or which wins
- * back too little of what overlapping could save. Until all TODOs are done
+ * fails a pipeline in which no copy ran beside a kernel, which wins back
+ * too little of what overlapping could save, whose issue orders are wrong,
+ * or whose breadth-first copies in do not wait for each other (TODO(5)). Until all TODOs are done
  * it says FAIL and why.
  *
  * What the kit gives you:
@@ -158,15 +159,16 @@ void wait_for_chunks(const struct vector_pipeline *p)
  * (question 9).
  *
  * Breadth-first queues every chunk's copy in before any kernel. On a GPU
- * with several copy engines those copies all start at once, share the one
- * link and all end late, and the first kernel waits for all of them
- * (question 5). Give them back the course's one copy at a time: in
- * pipeline_breadth_first, each chunk's copy in must wait until the copy
- * in queued before it is done, through the kit's events p->events[0] to
- * p->events[nchunks - 1] (cudaEventRecord, cudaStreamWaitEvent). Which
- * event does chunk i record, where in its stream, and which event must its
- * stream wait for, before which call? The kit reads which copy in waits
- * for which.
+ * with several copy engines as many of those copies as there are engines
+ * start at once, share the one link and end late, and the first kernel,
+ * which waits for chunk 0's alone, starts late (question 5). Give them
+ * back the course's one copy at a time: in pipeline_breadth_first, each
+ * chunk's copy in must wait until the copy in queued before it is done,
+ * through the kit's events p->events[0] to p->events[nchunks - 1]
+ * (cudaEventRecord(event, stream), cudaStreamWaitEvent: the kit reads
+ * these calls, not a wait by the host). Which event does chunk i record,
+ * where in its stream, and which event must its stream wait for, before
+ * which call? The kit reads which copy in waits for which.
  */
 void pipeline_depth_first(const struct vector_pipeline *p)
 {

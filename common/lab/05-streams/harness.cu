@@ -471,8 +471,8 @@ static int open_job(run_t *r, int nchunks)
     if (o.ok || streams_reported++)
         return o.ok;
     if (o.kind == LAB05_DEFAULT_STREAM)
-        fprintf(stderr, "%s: create_streams left streams[%d] the default stream, with which every "
-                        "other stream waits: the chunks cannot overlap (TODO(1))\n", kit_program, o.i);
+        fprintf(stderr, "%s: create_streams left streams[%d] the default stream, not a stream of "
+                        "your own: the chunks cannot overlap (TODO(1))\n", kit_program, o.i);
     else if (o.kind == LAB05_SAME_STREAM)
         fprintf(stderr, "%s: create_streams gave streams[%d] and streams[%d] the same stream: "
                         "their chunks run one after the other (TODO(1))\n", kit_program, o.i, o.j);
@@ -862,9 +862,9 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
                 o.right = 0;
                 o.unordered = 1;
                 snprintf(o.why, sizeof o.why, "the copy in of the chunk at element %lld does not wait for the "
-                         "copy in of the chunk at element %lld, queued before it: the copies in run at once and "
-                         "share the link; make each chunk's copy in wait, through an event recorded after the "
-                         "copy in before it, until that one is done", loose_row, loose_before);
+                         "copy in of the chunk at element %lld, queued before it in its stream: make each chunk's stream wait "
+                         "(cudaStreamWaitEvent) for an event that is complete only once the copy in before it is "
+                         "done; a wait by the host is not read", loose_row, loose_before);
             }
         }
     }

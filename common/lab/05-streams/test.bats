@@ -237,7 +237,7 @@ UNITS
     assert_line "result: FAIL"
     assert_output --partial "alloc_host returned NULL"
     assert_output --partial "(TODO(1))"
-    assert_output --partial "create_streams left streams[0] the default stream, with which every other stream waits: the chunks cannot overlap (TODO(1))"
+    assert_output --partial "create_streams left streams[0] the default stream, not a stream of your own: the chunks cannot overlap (TODO(1))"
     assert_output --partial "depth-first, 4 chunks: 4194304 of 4194304 elements of C are wrong"
     assert_output --partial "still holds the kit's poison"
     assert_output --partial "see TODO(2), TODO(3) and TODO(5)"
