@@ -52,15 +52,24 @@ CASES
     done
 }
 
-@test "every lab: with no GPU visible it exits 2, says why, gives no verdict and leaves no CSV behind" {
-    local prog progs
+@test "every lab: with no GPU visible it exits 2, says why, gives no verdict and leaves no CSV (nor timeline) behind" {
+    local prog progs timelines=0
+    local -a tl
     mapfile -t progs < <(each_program)
     for prog in "${progs[@]}"; do
-        CUDA_VISIBLE_DEVICES="" run "$prog" --csv "$BATS_TEST_TMPDIR/t.csv"
+        tl=()
+        if "$prog" --help 2>&1 | grep -q -- '--timeline'; then
+            tl=(--timeline "$BATS_TEST_TMPDIR/tl.csv")
+            timelines=$((timelines + 1))
+        fi
+        CUDA_VISIBLE_DEVICES="" run "$prog" --csv "$BATS_TEST_TMPDIR/t.csv" "${tl[@]}"
         assert_failure 2
         assert_output --partial "cannot run here"
         refute_output --partial "result: PASS"
         refute_output --partial "result: FAIL"
         assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
+        assert [ ! -e "$BATS_TEST_TMPDIR/tl.csv" ]
     done
+    # Labs 05 and 08 write timelines, as references and as skeletons.
+    [ "$timelines" -ge 4 ] || fail "only $timelines programs list --timeline"
 }

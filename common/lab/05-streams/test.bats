@@ -50,15 +50,6 @@ SIZE=8M
 CASES
 }
 
-@test "05: with no GPU visible it leaves no timeline behind either (every lab's no-GPU path: tests/01-every-lab.bats)" {
-    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv" --timeline "$BATS_TEST_TMPDIR/tl.csv"
-    assert_failure 2
-    assert_output --partial "cannot run here"
-    refute_output --partial "result: PASS"
-    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
-    assert [ ! -e "$BATS_TEST_TMPDIR/tl.csv" ]
-}
-
 @test "05: the negative controls are built, each a small change of the reference" {
     local f most
     for f in default-stream skip-copies no-wait pageable one-stream non-blocking breadth-unordered \

@@ -67,15 +67,6 @@ CASES
     assert_output --partial "cannot write in $BATS_TEST_TMPDIR/ro"
 }
 
-@test "08: with no GPU visible it leaves no table and no timeline behind (every lab's no-GPU path: tests/01-every-lab.bats)" {
-    CUDA_VISIBLE_DEVICES="" run "$REF" --csv "$BATS_TEST_TMPDIR/t.csv" --timeline "$BATS_TEST_TMPDIR/tl.csv"
-    assert_failure 2
-    assert_output --partial "cannot run here"
-    refute_output --partial "result: PASS"
-    assert [ ! -e "$BATS_TEST_TMPDIR/t.csv" ]
-    assert [ ! -e "$BATS_TEST_TMPDIR/tl.csv" ]
-}
-
 @test "08: the one-mistake files are built, each a small change of the reference" {
     local f
     while IFS='|' read -r f _; do
