@@ -44,14 +44,6 @@ static inline unsigned int lab03_ops_giving(float a, float b, float c)
 
 static inline int lab03_lowest_op(unsigned int m) { return m & 1 ? 0 : m & 2 ? 1 : m & 4 ? 2 : 3; }
 
-static inline int lab03_ops_in(unsigned int m)
-{
-    int k = 0;
-    for (; m; m &= m - 1)
-        k++;
-    return k;
-}
-
 /* Whether a full warp's elements (their sets of operations) can be given
  * to the four operations 8 each: for every set S of operations, no more
  * elements than 8 per operation of S are given only by operations of S
@@ -62,7 +54,7 @@ static inline int lab03_splits_evenly(const unsigned char *m)
         int inside = 0;
         for (int l = 0; l < LAB03_WARP; l++)
             inside += (m[l] & ~s) == 0;
-        if (inside > LAB03_WARP / LAB03_OPS * lab03_ops_in(s))
+        if (inside > LAB03_WARP / LAB03_OPS * __builtin_popcount(s))
             return 0;
     }
     return 1;

@@ -69,7 +69,8 @@
 #define SWEEP_N 1024             /* Part 2's block sizes: at this n (the course's headline) */
 #define SWEEP_ROWS 7             /* a warp to 1,024 threads in powers of two, and the student's choice */
 #define SWEEP_SLACK 1.15         /* the choice within 15% of the fastest, plus both rows' spread */
-#define SWEEP_SHOWN 1.25         /* judged only where one block of 1,024 is this much slower than the fastest */
+#define SWEEP_SHOWN 1.25         /* compared only where one block of 1,024 is this much slower than the fastest */
+#define SWEEP_WHOLE 5            /* the row of one block of 1,024: 32 << 5 */
 
 static const kit_student_api *timed = &kit_student_timed;
 static const kit_student_api *counted = &kit_student_counted;
@@ -1135,7 +1136,7 @@ static void part2_block_sizes(lab *L)
     L->sweep_unjudged = NULL;
     if (kit_under_sanitizer())
         L->sweep_unjudged = "under compute-sanitizer, times mean nothing";
-    else if (L->sweep_best < 0 || ratio(ms_of(&L->sweep[5]), ms_of(&L->sweep[L->sweep_best])) < SWEEP_SHOWN)
+    else if (L->sweep_best < 0 || ratio(ms_of(&L->sweep[SWEEP_WHOLE]), ms_of(&L->sweep[L->sweep_best])) < SWEEP_SHOWN)
         L->sweep_unjudged = "one block of 1,024 threads is not 1.25x the fastest here: at this size and iteration "
                             "count the block sizes do not show apart from the launch";
 }
