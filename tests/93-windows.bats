@@ -371,13 +371,17 @@ fake_uname() {
 # stand-in's files (as `run`), up to three times, until the kit's own
 # pipeline overlapped (under 0.9 of its parts in turn): the harness judges
 # overlap only after such a run, and a busy host can slow one.
+# Where none did, the harness must have said why it judged nothing, and
+# the test skips with the share measured: the judged path was not shown.
 run_until_kit_overlapped() {
     local try
     for try in 1 2 3; do
         KIT_TEST_ROOT=$BATS_TEST_TMPDIR/w run "$@"
         awk -v s="$(kv kit-pipeline-share-of-parts)" 'BEGIN { exit !(s ~ /^[0-9.]+$/ && s + 0 < 0.9) }' && return 0
     done
-    return 0
+    assert_line "overlap-judged: no"
+    assert_output --partial "the kit's own pipeline did not overlap here either"
+    skip "the kit's own pipeline took $(kv kit-pipeline-share-of-parts) of its parts in turn in three runs (the host or the GPU busy): the not-judged path was checked, the judged one not shown"
 }
 
 # bats test_tags=gpu,perf
@@ -391,14 +395,14 @@ run_until_kit_overlapped() {
     # judges nothing; 1.001 once under MPS at 25% of an H100, 2026-11-27):
     # up to three runs for one whose own pipeline overlapped, here and in
     # the negative control below.
-    run_until_kit_overlapped "$(ref_program 05-streams)" --size 8M --streams 4
+    run_until_kit_overlapped "$(ref_program 05-streams)" --size 16M --streams 4
     assert_success
     assert_line "platform: wsl2"
     assert_output --partial "Platform: WSL 2 (Linux 5.15.133.1-microsoft-standard-WSL2)"
     assert_at_least 0.9 "$(kv kit-pipeline-share-of-parts)" "the kit's pipeline against its parts"
     assert_line "overlap-judged: yes"
     # The negative control: kernels in the default stream still fail there.
-    run_until_kit_overlapped "$KIT_BUILD/tests/fixtures/lab05/default-stream" --size 8M --streams 4
+    run_until_kit_overlapped "$KIT_BUILD/tests/fixtures/lab05/default-stream" --size 16M --streams 4
     assert_line "overlap-judged: yes"
     assert_failure 1
     assert_output --partial "copies ran beside kernels for only"
