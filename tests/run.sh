@@ -53,7 +53,8 @@ test_path() {
 }
 
 # run_file FILE: its TAP into results/NAME.tap, its seconds into
-# results/NAME.time, and a line that says how it went.
+# results/NAME.time, and a line that says how it went, with a line for
+# each test that failed (a run cut short still names them).
 run_file() {
     local f=$1 name start rc
     name=$(test_name "$f")
@@ -64,9 +65,9 @@ run_file() {
     echo "$((SECONDS - start)) $name.bats" >"$results/$name.time"
     awk -v f="$(test_path "$f")" -v s="$((SECONDS - start))" -v rc="$rc" '
         /^ok / { if ($0 ~ /# skip/) k++; else p++ }
-        /^not ok / { n++ }
-        END { printf "%s: %d passed, %d failed, %d skipped (%d s)%s\n", f, p, n, k, s,
-              (rc != 0 && n == 0) ? ", bats exited " rc : "" }' "$results/$name.tap"
+        /^not ok / { n++; failed = failed "\n  " $0 }
+        END { printf "%s: %d passed, %d failed, %d skipped (%d s)%s%s\n", f, p, n, k, s,
+              (rc != 0 && n == 0) ? ", bats exited " rc : "", failed }' "$results/$name.tap"
 }
 if [ "${1:-}" = --one ]; then
     run_file "$2"
