@@ -525,6 +525,25 @@ CASES
         fail "Lab 05 judged its overlap under compute-sanitizer"
 }
 
+@test "kit: every figure a handout shows is committed, every committed figure is shown, and each caption names its GPU, date and command" {
+    run python3 "$KIT_ROOT/tests/handout_figures.py" "$KIT_ROOT/handouts"
+    assert_success
+    assert_output ""
+    # The negative control: a copy with a figure missing, one shown by
+    # nothing, and a caption without its date.
+    local h=$BATS_TEST_TMPDIR/handouts
+    cp -R "$KIT_ROOT/handouts" "$h"
+    rm "$h/figures/08-multi-gpu-peer.svg"
+    cp "$h/figures/01-coalescing-time.svg" "$h/figures/99-unshown.svg"
+    sed -i -E 's/20[0-9]{2}-[01][0-9]-[0-3][0-9]/(a day)/g' "$h/figures/05-streams-pipeline.svg"
+    run python3 "$KIT_ROOT/tests/handout_figures.py" "$h"
+    assert_failure 1
+    assert_line "08-multi-gpu.md:$(grep -n 'figures/08-multi-gpu-peer.svg' "$h/08-multi-gpu.md" | cut -d: -f1): shows figures/08-multi-gpu-peer.svg, which is not there"
+    assert_line "figures/99-unshown.svg: shown by no handout"
+    assert_line "figures/05-streams-pipeline.svg: its caption names no date"
+    assert_equal "${#lines[@]}" 3
+}
+
 @test "kit: a lab is four places: its files, its handout, its reference, its kit folder" {
     local lab name n=0 f
     for lab in $(kit_labs); do
