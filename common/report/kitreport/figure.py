@@ -246,6 +246,7 @@ def _xy(fig):
     plots = []
     rank = {"reference": 0, "student": 1, "course": 2, "model": 3}
     fig.plot_order = sorted(range(len(fig.series)), key=lambda i: rank.get(fig.series[i].role, 4))
+    both = {"reference", "student"} <= {s.role for s in fig.series}
     for i in fig.plot_order:
         s = fig.series[i]
         colour, dash, point = _style(s)
@@ -275,6 +276,12 @@ def _xy(fig):
                 with_ = "points pt %d ps 1.6 lc rgb '%s'" % (point, colour)
             elif s.role == "model":
                 with_ = "linespoints lw 1.5 dt %d pt %d ps 0.6 lc rgb '%s'" % (dash, point, colour)
+            elif both and s.role == "reference":
+                # Wide, under the student's thin curve: where the two agree
+                # (an honest program's do) the reference shows as its edge.
+                with_ = "linespoints lw 5 dt %d pt %d ps 1.6 lc rgb '%s'" % (dash, point, colour)
+            elif both and s.role == "student":
+                with_ = "linespoints lw 1.5 dt %d pt %d ps 0.7 lc rgb '%s'" % (dash, point, colour)
             else:
                 with_ = "linespoints lw 2 dt %d pt %d ps 0.9 lc rgb '%s'" % (dash, point, colour)
         lines.append(_block("s%d" % i, data).rstrip("\n"))
