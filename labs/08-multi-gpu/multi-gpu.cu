@@ -17,8 +17,9 @@
  * queued the work. With
  * two GPUs or more it then asks your set_peer_access for access between
  * GPUs 0 and 1 and measures copies and a kernel across them. On a machine
- * with one GPU that part is skipped and said so. Until all TODOs are done
- * it says FAIL and why.
+ * with one GPU that part is skipped and said so. Until TODO(1) and
+ * TODO(2) are done it says FAIL and why; TODO(3) runs, and can fail, only
+ * with two GPUs or more.
  *
  * What the kit gives you:
  *   struct multi_gpu, struct gpu_share   the job (common/lab/08-multi-gpu/contract.h):

@@ -86,7 +86,7 @@ class Figure:
 
     def __init__(self, name, title, kind="xy", xlabel="", ylabel="", logx=None, logy=None,
                  caption="", rows=None, width=760, height=440, categories=None, integer_y=False,
-                 font_size=11):
+                 font_size=11, integer_x=False):
         self.name = name
         self.title = title
         self.kind = kind
@@ -101,6 +101,7 @@ class Figure:
         self.height = height
         self.categories = categories or []  # bars: the categories' order (others follow as met)
         self.integer_y = integer_y  # counts: whole numbers on the y axis
+        self.integer_x = integer_x  # counts (GPUs): whole numbers on the x axis
         self.font_size = font_size  # points (a small figure shown small wants larger type)
         self.xmax = None  # timeline: the end of the time axis (several timelines drawn to one scale)
 
@@ -186,6 +187,8 @@ def _axes(fig, lines):
         lines.append("set logscale x %s" % fig.logx)
     if fig.logy:
         lines.append("set logscale y %s" % fig.logy)
+    if fig.integer_x and not fig.logx:
+        lines.append("set xtics 1")
 
 
 def _style(series):

@@ -431,7 +431,8 @@ def lab08(runs, with_course=True):
                       caption="{:,} unsigned ints per array from pinned host memory: copies in, the add, the copy "
                               "out, with one stream and several per GPU.".format(int(size)))
     scaling = Figure("08-multi-gpu-scaling", "Speedup over one GPU", xlabel="GPUs", ylabel="speedup over 1 GPU (x)",
-                     caption="Each version's time on one GPU (as many streams) over its time on several.")
+                     caption="Each version's time on one GPU (as many streams) over its time on several.",
+                     integer_x=True)
     peer = Figure("08-multi-gpu-peer", "Part 2: between two GPUs", kind="bars", ylabel="bandwidth (GB/s)",
                   caption="Peer copies with access on and off, and a kernel reading the other GPU's memory.")
     for run in runs:
