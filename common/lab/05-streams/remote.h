@@ -92,7 +92,7 @@ static void lab05_host_release(unsigned int *A, unsigned int *B, unsigned int *C
         }
 }
 
-/* The student's create_streams for a pipeline of nchunks chunks, and what it made. */
+/* The kit's events of the pipeline under way, destroyed. */
 static void lab05_events_free(void)
 {
     for (int i = 0; i < lab05_nevents; i++)
@@ -101,6 +101,7 @@ static void lab05_events_free(void)
     memset(lab05_events, 0, sizeof lab05_events);
 }
 
+/* The student's create_streams for a pipeline of nchunks chunks, and what it made. */
 static void lab05_open(int nchunks, struct lab05_open_out *out)
 {
     memset(out, 0, sizeof *out);
