@@ -243,15 +243,15 @@ EOF
     [ "$mid" = 15 ] || fail "halfway in log(ratio): $mid, not 15"
 }
 
-@test "timed pairs: a second pair only where the first pair's ratio could still change the points" {
+@test "timed pairs: two more pairs only where the first two pairs' ratio could still change the points" {
     grade_lib
-    # Clear of every boundary by 10%: one pair is enough.
+    # Clear of every boundary by 10%: two pairs are enough.
     for r in 0.5 1.0 1.13 3.4 5 9.0 11.1 40; do
-        speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should be clear after one pair"
+        speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should be clear after two pairs"
     done
     # Near a boundary, or where the points still move with the ratio.
     for r in 1.14 1.25 1.3 2.0 2.8 3.0 3.29 9.1 10 10.9; do
-        ! speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should time a second pair"
+        ! speed_clear "$r" 1.25 3.0 10 0.1 || fail "$r x should time two more pairs"
     done
     # The ratio of the medians, as the grader takes it after each pair.
     refs=(2.0 2.2) mine=(2.4 2.5)
@@ -277,27 +277,39 @@ EOF
     done
 }
 
-@test "timed pairs in the grader: one pair where the ratio is clear, two where not, FAIL far beyond (the runs stood in for)" {
+@test "timed pairs in the grader: two (ABBA) where the ratio is clear, four where not, FAIL far beyond; which ran first cancels out (the runs stood in for)" {
     # grade.sh's grade_speed itself, its runs replaced: the reference times
-    # 1.00 ms, the student MINE ms; a run counter says how many ran.
+    # 1.00 ms, the student MINE ms; whichever runs second in a pair gains
+    # GAIN (an order effect); the runs' order is recorded.
     run bash -c '
         KIT_GRADE_LIB=1 source "$1/common/grade/grade.sh"
         conf_load "$1/common/grade/grading.conf"
         grading_seed=5 metric=time-x-ms metric_row=x
         lab_setup() { lab=$1 ref=R prog=P max=20; }
         log() { :; }
-        run_one() { n=$((n + 1)); }
+        run_one() { n=$((n + 1)); order+=$2; }
         judged() { verdict=PASS; }
-        metric_of() { if [ "$who" = reference ]; then echo 1.00; else echo "$MINE"; fi; }
+        metric_of() {
+            local t=1.00 second=$((n % 2 == 0))
+            [ "$who" = reference ] || t=$MINE
+            awk -v t="$t" -v s="$second" -v g="$GAIN" "BEGIN { printf \"%.4f\", s ? t * (1 - g) : t }"
+        }
+        GAIN=0
         for MINE in 1.02 1.3 20; do
-            n=0
+            n=0 order=
             grade_speed 01-coalescing
-            echo "$MINE: $n runs, $verdict $points"
-        done' _ "$KIT_ROOT"
+            echo "$MINE: $n runs, $verdict $points, $order"
+        done
+        # Second in a pair runs 8% faster: a single pair would give the
+        # student 0.92x; ABBA gives both the same mean, 1.00x.
+        GAIN=0.08 MINE=1.00 n=0 order=
+        grade_speed 01-coalescing
+        echo "order effect: $n runs, ratio $ratio"' _ "$KIT_ROOT"
     assert_success
-    assert_line "1.02: 2 runs, PASS 20"
-    assert_line "1.3: 4 runs, PASS 19.6"
-    assert_line "20: 2 runs, FAIL 0"
+    assert_line "1.02: 4 runs, PASS 20, RPPR"
+    assert_line "1.3: 8 runs, PASS 19.6, RPPRRPPR"
+    assert_line "20: 4 runs, FAIL 0, RPPR"
+    assert_line "order effect: 4 runs, ratio 1.00"
 }
 
 @test "GPU lock: under CUDA MPS each graded run holds the GPU alone (one client's fault ends every client's work)" {

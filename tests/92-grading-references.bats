@@ -40,11 +40,11 @@ assert_references_pass() {
     mapfile -t labs < <(kit_labs)
     assert_references_pass "$BATS_TEST_TMPDIR/report-1" "${labs[@]}"
     # Each timed run times the graded row until steady, the others once:
-    # one pair, or two where the first pair's ratio was not clear.
-    want=4
+    # two pairs (ABBA), or four where the first two's ratio was not clear.
+    want=8
     awk '/^== 01-coalescing/ { lab = 1 } /^== 02-/ { lab = 0 }
-        lab && /^clear after 1 of 2 pair\(s\): / { found = 1 } END { exit !found }' \
-        "$BATS_TEST_TMPDIR/report-1/report.txt" && want=2
+        lab && /^clear after 2 of 4 pair\(s\): / { found = 1 } END { exit !found }' \
+        "$BATS_TEST_TMPDIR/report-1/report.txt" && want=4
     run grep -c -- "--matrix 8192 --focus row-sums-coalesced$" "$BATS_TEST_TMPDIR/report-1/report.txt"
     assert_output "$want"
     # The checked runs shared the GPU; the timed runs had it alone: in

@@ -453,10 +453,12 @@ grade_speed() {
     clear=$(conf_get "$lab" perf-clear)
     log "== $lab: the timed runs, with the GPU alone"
     for ((p = 1; p <= pairs; p++)); do
-        # A pair more only where it could change the points: the ratio so
-        # far lies within perf-clear of a boundary (full-marks-within,
-        # no-speed-marks-beyond, too-slow-beyond) or between them.
-        if [ "$p" -gt 1 ] && [ -n "$clear" ] && [ "$clear" != 0 ]; then
+        # Pairs come two at a time (ABBA: reference first, then student
+        # first), so that which program ran first cancels out. Two more only
+        # where they could change the points: the ratio so far lies within
+        # perf-clear of a boundary (full-marks-within, no-speed-marks-beyond,
+        # too-slow-beyond) or between them.
+        if [ "$p" -gt 2 ] && [ $(((p - 1) % 2)) = 0 ] && [ -n "$clear" ] && [ "$clear" != 0 ]; then
             speed_ratio 4
             if [ -n "$ratio" ] && speed_clear "$ratio" "$full" "$zero" "$slow" "$clear"; then
                 log "clear after $((p - 1)) of $pairs pair(s): ${ratio}x is more than $clear of itself from every boundary of the points"
