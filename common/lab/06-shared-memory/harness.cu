@@ -31,6 +31,10 @@
 #include "kit_table.h"
 #include "kit_timing.h"
 
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h"
+
 #include "contract.h"
 #include "kit_student.h"
 
@@ -341,7 +345,7 @@ static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigne
     KIT_CHECK(cudaFree(d_out));
 }
 
-/* ---- main ------------------------------------------------------------------------------- */
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------------ */
 
 /* The default matrix: the smallest power of two n whose input and output
  * together are at least 8 L2s (from 1,024 up), within a quarter of the
@@ -392,181 +396,101 @@ static const kit_column tr_columns[] = {
      col_sh_load, has_shared},
 };
 
-int main(int argc, char **argv)
-{
-    kit_common c;
-    kit_device dev;
-    int n_opt = 0;
-    kit_option opts[] = {
-        {"--matrix", KIT_OPT_INT, &n_opt, "N", "transpose an N x N matrix (default: from the GPU's L2)", 32, 32768, NULL},
-        {"--reps", KIT_OPT_INT, &c.reps, "R", "timed runs of each kernel (default: until the median is steady)", 1,
-         1000, NULL},
-        {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
-        KIT_FOCUS_OPTION,
-        {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
-        {"--device", KIT_OPT_INT, &c.device, "D", "which GPU to use", 0, 63, NULL},
-    };
-    kit_row rows[4];
-    bank_case banks[] = {
-        {"float, stride 1", "float-1", 0, 1, 1, 0},
-        {"float, stride 2", "float-2", 0, 2, 2, 0},
-        {"float, stride 32 (a column)", "float-32", 0, 32, 32, 0},
-        {"float, stride 33", "float-33", 0, 33, 1, 0},
-        {"float, one word (broadcast)", "float-0", 0, 0, 1, 0},
-        {"double, stride 1", "double-1", 1, 1, 2, 0},
-        {"double, stride 2", "double-2", 1, 2, 4, 0},
-        {"double, stride 16 (a column)", "double-16", 1, 16, 32, 0},
-    };
-    pitch_row pitch[2] = {{"cudaMalloc, rows packed", "plain", 0, {{0}}, 0, 0},
-                          {"cudaMallocPitch", "pitched", 0, {{0}}, 0, 0}};
-    kit_policy policy;
-    tr_run r;
+struct lab {
+    kit_run run;
+    int n_opt;
     unsigned int n, prow;
-    int pass = 1;
-    float *sink, *phost, *pback;
+    tr_run r;
+    kit_row rows[4];
+    tr_table tx;
+    kit_table table;
+    bank_case banks[8];
+    pitch_row pitch[2];
+};
 
-    kit_common_defaults(&c);
-    c.reps = 0;
-    kit_parse_args(argc, argv,
-                   "Lab 06: shared memory. Transposes a matrix naively, through a tile in shared\n"
-                   "memory, and through a padded tile, against a copy; counts segments per global\n"
-                   "request and bank conflicts per shared request; measures the bank rules and what\n"
-                   "a pitched allocation does to rows that are no multiple of 128 bytes.",
-                   opts, KIT_COUNT(opts));
-    kit_choose_seed(&c);
-    kit_csv_check(c.csv);
-    kit_device_open(c.device, &dev);
-    n = n_opt ? (unsigned int)n_opt : default_n(&dev);
-    if ((long long)(3ull * n * n * 4 + (64ull << 20)) > dev.free_bytes)
-        kit_die(KIT_EXIT_USAGE, "--matrix %u needs %.0f MiB of GPU memory but %s has %.0f MiB free", n,
-                3.0 * n * n * 4 / 1048576.0, dev.name, dev.free_bytes / 1048576.0);
-    policy = kit_policy_default(c.reps);
+static void setup(lab *L)
+{
+    const kit_device *d = &L->run.dev;
+    L->n = L->n_opt ? (unsigned int)L->n_opt : default_n(d);
+    if ((long long)(3ull * L->n * L->n * 4 + (64ull << 20)) > d->free_bytes)
+        kit_die(KIT_EXIT_USAGE, "--matrix %u needs %.0f MiB of GPU memory but %s has %.0f MiB free", L->n,
+                3.0 * L->n * L->n * 4 / 1048576.0, d->name, d->free_bytes / 1048576.0);
+    kit_counter_create(&L->r.counter, 0, 0);
+}
 
-    /* Part 1. */
-    memset(&r, 0, sizeof r);
-    r.n = n;
-    r.bytes = (size_t)n * n * sizeof(float);
-    KIT_CHECK(cudaMalloc((void **)&r.d_in, r.bytes));
-    KIT_CHECK(cudaMalloc((void **)&r.d_out, r.bytes));
-    KIT_CHECK(cudaMalloc((void **)&r.d_keep, r.bytes));
-    r.in = (float *)kit_host_alloc(r.bytes);
-    r.out = (float *)kit_host_alloc(r.bytes);
-    r.seed = c.seed;
-    kit_fill_uniform(r.d_in, (unsigned long long)n * n, r.seed);
-    KIT_CHECK(cudaMemcpy(r.in, r.d_in, r.bytes, cudaMemcpyDeviceToHost));
-    kit_counter_create(&r.counter, 0, 0);
-    kit_row_name(&rows[0], "copy", NULL, "copy (kit)");
-    measure_tr(&r, COPY, &rows[0], &policy);
-    kit_row_name(&rows[1], "naive", "TODO(3)", "transpose_naive");
-    measure_tr(&r, NAIVE, &rows[1], &policy);
-    kit_row_name(&rows[2], "shared", "TODO(1) and TODO(3)", "transpose_shared");
-    measure_tr(&r, SHARED, &rows[2], &policy);
-    kit_row_name(&rows[3], "padded", "TODO(2) and TODO(3)", "transpose_padded");
-    measure_tr(&r, PADDED, &rows[3], &policy);
-    KIT_CHECK(cudaFree(r.d_in));
-    KIT_CHECK(cudaFree(r.d_out));
-    KIT_CHECK(cudaFree(r.d_keep));
-    free(r.in);
-    free(r.out);
+/* Part 1: the copy and the three transposes, counted, checked, timed. */
+static void part1_measure(lab *L)
+{
+    tr_run *r = &L->r;
+    unsigned int n = L->n;
+    r->n = n;
+    r->bytes = (size_t)n * n * sizeof(float);
+    KIT_CHECK(cudaMalloc((void **)&r->d_in, r->bytes));
+    KIT_CHECK(cudaMalloc((void **)&r->d_out, r->bytes));
+    KIT_CHECK(cudaMalloc((void **)&r->d_keep, r->bytes));
+    r->in = (float *)kit_host_alloc(r->bytes);
+    r->out = (float *)kit_host_alloc(r->bytes);
+    r->seed = L->run.c.seed;
+    kit_fill_uniform(r->d_in, (unsigned long long)n * n, r->seed);
+    KIT_CHECK(cudaMemcpy(r->in, r->d_in, r->bytes, cudaMemcpyDeviceToHost));
+    kit_row_name(&L->rows[0], "copy", NULL, "copy (kit)");
+    measure_tr(r, COPY, &L->rows[0], &L->run.policy);
+    kit_row_name(&L->rows[1], "naive", "TODO(3)", "transpose_naive");
+    measure_tr(r, NAIVE, &L->rows[1], &L->run.policy);
+    kit_row_name(&L->rows[2], "shared", "TODO(1) and TODO(3)", "transpose_shared");
+    measure_tr(r, SHARED, &L->rows[2], &L->run.policy);
+    kit_row_name(&L->rows[3], "padded", "TODO(2) and TODO(3)", "transpose_padded");
+    measure_tr(r, PADDED, &L->rows[3], &L->run.policy);
+    KIT_CHECK(cudaFree(r->d_in));
+    KIT_CHECK(cudaFree(r->d_out));
+    KIT_CHECK(cudaFree(r->d_keep));
+    free(r->in);
+    free(r->out);
 
-    /* Part 2. */
-    KIT_CHECK(cudaMalloc((void **)&sink, 32 * sizeof(float)));
-    measure_banks(banks, KIT_COUNT(banks), &r.counter, sink);
-    KIT_CHECK(cudaFree(sink));
+    L->tx.bytes = 2.0 * n * n * 4;
+    L->tx.copy_gbs = L->rows[0].timed ? L->tx.bytes / (L->rows[0].t.median_ms * 1e6) : 0.0;
+    kit_table t = {"kernel", 20, L->rows, 4, tr_columns, KIT_COUNT(tr_columns), &L->tx};
+    L->table = t;
+}
 
-    /* Part 3: enough rows for four L2s, at least 4,096, and at most 65,535:
-     * a launch with a block row per matrix row (a grid's y) reaches no
-     * further, and an L2 of 72 MB or more would ask for more. */
-    prow = (unsigned int)((4ull * dev.l2_bytes) / (PITCH_COLS * 4));
-    if (prow < 4096)
-        prow = 4096;
-    if (prow > 65535)
-        prow = 65535;
-    if (n_opt && prow > 4096)
-        prow = 4096; /* a chosen (small) matrix: a small pitched part too */
-    phost = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
-    pback = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
-    for (size_t i = 0; i < (size_t)prow * PITCH_COLS; i++)
-        phost[i] = (float)((i * 2654435761u + c.seed) % 1000) * 0.25f;
-    measure_pitch(&pitch[0], 0, prow, PITCH_COLS, phost, pback, &r.counter, &policy);
-    measure_pitch(&pitch[1], 1, prow, PITCH_COLS, phost, pback, &r.counter, &policy);
-    free(phost);
-    free(pback);
-    kit_counter_destroy(&r.counter);
+static void part1_print(lab *L)
+{
+    unsigned int n = L->n;
+    printf("Part 1: a %s x %s matrix of floats (%.0f MiB in, the same out: %.1fx the L2), seed %llu\n\n",
+           kit_grouped(n), kit_grouped(n), n * (double)n * 4 / 1048576.0, L->tx.bytes / L->run.dev.l2_bytes,
+           L->run.c.seed);
+    kit_table_print(&L->table);
+    printf("(seg/req: 128-byte segments per global request; wf: wavefronts per shared request,\n"
+           "the passes the 32 banks need: 1 without a conflict, up to 32)\n\n");
+}
 
-    /* The report. */
-    double bytes = 2.0 * n * n * 4, copy_gbs = rows[0].timed ? bytes / (rows[0].t.median_ms * 1e6) : 0.0;
-    tr_table tx = {bytes, copy_gbs};
-    kit_table table = {"kernel", 20, rows, 4, tr_columns, KIT_COUNT(tr_columns), &tx};
-    FILE *csv = kit_csv_open(c.csv);
-    if (csv != stdout) {
-        kit_banner("Lab 06: shared memory - transpose, bank conflicts, pitched arrays", &dev);
-        printf("Part 1: a %s x %s matrix of floats (%.0f MiB in, the same out: %.1fx the L2), seed %llu\n\n",
-               kit_grouped(n), kit_grouped(n), n * (double)n * 4 / 1048576.0, bytes / dev.l2_bytes, c.seed);
-        kit_table_print(&table);
-        printf("(seg/req: 128-byte segments per global request; wf: wavefronts per shared request,\n"
-               "the passes the 32 banks need: 1 without a conflict, up to 32)\n\n");
-        printf("Part 2: the bank rules of compute capability 5.0 and later, one warp, one request\n\n");
-        printf("%-32s %12s %10s  %s\n", "access", "wavefronts", "expected", "check");
-        for (int i = 0; i < KIT_COUNT(banks); i++)
-            printf("%-32s %12.0f %10.0f  %s\n", banks[i].name, banks[i].wavefronts, banks[i].expect,
-                   banks[i].wavefronts == banks[i].expect ? "ok" : "DIFFERS");
-        printf("(32 banks of 4 bytes for a whole warp; lanes reading one word share it; 8-byte\n"
-               "accesses are served a half-warp at a time: at least 2 wavefronts)\n\n");
-        printf("Part 3: %s rows of %d floats (%d bytes: no multiple of 128), each doubled into a second array\n\n",
-               kit_grouped(prow), PITCH_COLS, PITCH_COLS * 4);
-        printf("%-26s %12s %10s %12s %12s  %s\n", "allocation", "pitch (B)", "time (ms)", "ld seg/req",
-               "st seg/req", "check");
-        for (int i = 0; i < 2; i++)
-            printf("%-26s %12zu %10.3f %12.2f %12.2f  %s\n", pitch[i].name, pitch[i].pitch_bytes, pitch[i].ms,
-                   kit_per(&pitch[i].counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS),
-                   kit_per(&pitch[i].counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS), pitch[i].wrong ? "WRONG" : "ok");
-        printf("\ncourse (notes 003): 16 banks served per half-warp on compute capability 1.x;\n"
-               "this GPU: 32 banks for the whole warp, as measured in part 2.\n\n");
-    }
-    if (csv) {
-        kit_table_csv(csv, &table, &dev, n, c.seed, 1);
-        kit_csv_close(csv);
-    }
+static void part1_csv(lab *L, FILE *f)
+{
+    kit_table_csv(f, &L->table, &L->run.dev, L->n, L->run.c.seed, 1);
+}
 
-    kit_kv("lab", "06-shared-memory");
-    kit_kv_device(&dev);
-    kit_kv("matrix", "%u", n);
-    kit_kv("seed", "%llu", c.seed);
-    kit_table_kv(&table);
-    if (rows[1].timed && rows[3].timed)
-        kit_kv("speedup-padded-over-naive", "%.2f", rows[1].t.median_ms / rows[3].t.median_ms);
-    for (int i = 0; i < KIT_COUNT(banks); i++) {
-        char key[64];
-        snprintf(key, sizeof key, "bank-wavefronts-%s", banks[i].key);
-        kit_kv(key, "%.0f", banks[i].wavefronts);
-    }
-    for (int i = 0; i < 2; i++) {
-        char key[64];
-        snprintf(key, sizeof key, "pitch-bytes-%s", pitch[i].key);
-        kit_kv(key, "%zu", pitch[i].pitch_bytes);
-        snprintf(key, sizeof key, "segments-per-request-%s", pitch[i].key);
-        kit_kv(key, "%.4f", kit_per(&pitch[i].counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS));
-        snprintf(key, sizeof key, "time-%s-ms", pitch[i].key);
-        kit_kv(key, "%.4f", pitch[i].ms);
-        snprintf(key, sizeof key, "wrong-elements-%s", pitch[i].key);
-        kit_kv(key, "%lld", pitch[i].wrong);
-    }
-    if (rows[0].timed && rows[3].timed)
-        kit_kv("summary", "padded tile %.0f%% of the copy's bandwidth, naive %.0f%%; %.0f against %.0f wavefronts per "
-                          "shared load request without and with padding",
-               100.0 * rows[0].t.median_ms / rows[3].t.median_ms,
-               rows[1].timed ? 100.0 * rows[0].t.median_ms / rows[1].t.median_ms : 0.0, sh_wavefronts(&rows[2], 0),
-               sh_wavefronts(&rows[3], 0));
-    kit_kv("course-notes", "compute capability 1.x: 16 banks, conflicts within a half-warp");
+static void part1_kv(lab *L)
+{
+    kit_kv("matrix", "%u", L->n);
+    kit_table_kv(&L->table);
+    if (L->rows[1].timed && L->rows[3].timed)
+        kit_kv("speedup-padded-over-naive", "%.2f", L->rows[1].t.median_ms / L->rows[3].t.median_ms);
+}
 
-    /* The verdict. */
+/* Every element right in every run; each element read and written once
+ * (TODO(3)); both halves coalesced; the plain tile conflicted and the
+ * padded one not. */
+static void part1_verdict(lab *L)
+{
+    const kit_row *rows = L->rows;
+    unsigned int n = L->n;
+    int once = 1;
     for (int i = 0; i < 4; i++)
-        pass &= kit_row_ok(&rows[i], (unsigned long long)n * n);
+        if (!kit_row_ok(&rows[i], (unsigned long long)n * n))
+            L->run.pass = 0;
     /* TODO(3): a block per tile, shaped for the kernels' loop over j: every
      * element read once and written once. Blocks of TILE x TILE threads
      * move each element TILE / ROWS times. */
-    int once = 1;
     for (int i = 1; i < 4; i++) {
         const kit_row *x = &rows[i];
         unsigned long long all = (unsigned long long)n * n, rd = x->counts.c[KIT_LD_LANES],
@@ -577,7 +501,7 @@ int main(int argc, char **argv)
                             "shape the loop over j expects (TODO(3))?\n",
                     kit_program, x->name, rd, wr, all, (double)rd / all, (double)wr / all);
             once = 0;
-            pass = 0;
+            L->run.pass = 0;
         }
     }
     for (int i = 2; i < 4 && once; i++) {
@@ -587,22 +511,171 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s: %.2f segments per load and %.2f per store request, not %s: both halves must be "
                             "coalesced (%s)\n", kit_program, x->name, kit_row_segments(x), st_segments(x),
                     n % TILE == 0 ? "1" : "2 at most", x->todo);
-            pass = 0;
+            L->run.pass = 0;
         }
     }
     if (rows[2].wrong == 0 && sh_wavefronts(&rows[2], 0) <= 1.0) {
         fprintf(stderr, "%s: transpose_shared reads its tile without a bank conflict: keep TODO(1) the plain %d x %d "
                         "tile, so that the padding of TODO(2) shows\n", kit_program, TILE, TILE);
-        pass = 0;
+        L->run.pass = 0;
     }
     if (rows[3].wrong == 0 && (sh_wavefronts(&rows[3], 0) != 1.0 || sh_wavefronts(&rows[3], 1) != 1.0)) {
         fprintf(stderr, "%s: transpose_padded: %.2f wavefronts per shared load and %.2f per store, not 1: a column "
                         "of the tile must fall in 32 different banks (TODO(2))\n",
                 kit_program, sh_wavefronts(&rows[3], 0), sh_wavefronts(&rows[3], 1));
-        pass = 0;
+        L->run.pass = 0;
     }
+}
+
+/* Part 2: the bank rules, one warp, one request each. */
+static const bank_case bank_cases[] = {
+    {"float, stride 1", "float-1", 0, 1, 1, 0},
+    {"float, stride 2", "float-2", 0, 2, 2, 0},
+    {"float, stride 32 (a column)", "float-32", 0, 32, 32, 0},
+    {"float, stride 33", "float-33", 0, 33, 1, 0},
+    {"float, one word (broadcast)", "float-0", 0, 0, 1, 0},
+    {"double, stride 1", "double-1", 1, 1, 2, 0},
+    {"double, stride 2", "double-2", 1, 2, 4, 0},
+    {"double, stride 16 (a column)", "double-16", 1, 16, 32, 0},
+};
+
+static void part2_measure(lab *L)
+{
+    float *sink;
+    memcpy(L->banks, bank_cases, sizeof bank_cases);
+    KIT_CHECK(cudaMalloc((void **)&sink, 32 * sizeof(float)));
+    measure_banks(L->banks, KIT_COUNT(bank_cases), &L->r.counter, sink);
+    KIT_CHECK(cudaFree(sink));
+}
+
+static void part2_print(lab *L)
+{
+    printf("Part 2: the bank rules of compute capability 5.0 and later, one warp, one request\n\n");
+    printf("%-32s %12s %10s  %s\n", "access", "wavefronts", "expected", "check");
+    for (int i = 0; i < KIT_COUNT(bank_cases); i++)
+        printf("%-32s %12.0f %10.0f  %s\n", L->banks[i].name, L->banks[i].wavefronts, L->banks[i].expect,
+               L->banks[i].wavefronts == L->banks[i].expect ? "ok" : "DIFFERS");
+    printf("(32 banks of 4 bytes for a whole warp; lanes reading one word share it; 8-byte\n"
+           "accesses are served a half-warp at a time: at least 2 wavefronts)\n\n");
+}
+
+static void part2_kv(lab *L)
+{
+    char key[64];
+    for (int i = 0; i < KIT_COUNT(bank_cases); i++) {
+        snprintf(key, sizeof key, "bank-wavefronts-%s", L->banks[i].key);
+        kit_kv(key, "%.0f", L->banks[i].wavefronts);
+    }
+}
+
+/* Part 3: enough rows for four L2s, at least 4,096, and at most 65,535: a
+ * launch with a block row per matrix row (a grid's y) reaches no further,
+ * and an L2 of 72 MB or more would ask for more. */
+static void part3_measure(lab *L)
+{
+    unsigned int prow = (unsigned int)((4ull * L->run.dev.l2_bytes) / (PITCH_COLS * 4));
+    float *phost, *pback;
+    pitch_row pitch[2] = {{"cudaMalloc, rows packed", "plain", 0, {{0}}, 0, 0},
+                          {"cudaMallocPitch", "pitched", 0, {{0}}, 0, 0}};
+    if (prow < 4096)
+        prow = 4096;
+    if (prow > 65535)
+        prow = 65535;
+    if (L->n_opt && prow > 4096)
+        prow = 4096; /* a chosen (small) matrix: a small pitched part too */
+    L->prow = prow;
+    memcpy(L->pitch, pitch, sizeof pitch);
+    phost = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
+    pback = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
+    for (size_t i = 0; i < (size_t)prow * PITCH_COLS; i++)
+        phost[i] = (float)((i * 2654435761u + L->run.c.seed) % 1000) * 0.25f;
+    measure_pitch(&L->pitch[0], 0, prow, PITCH_COLS, phost, pback, &L->r.counter, &L->run.policy);
+    measure_pitch(&L->pitch[1], 1, prow, PITCH_COLS, phost, pback, &L->r.counter, &L->run.policy);
+    free(phost);
+    free(pback);
+}
+
+static void part3_print(lab *L)
+{
+    printf("Part 3: %s rows of %d floats (%d bytes: no multiple of 128), each doubled into a second array\n\n",
+           kit_grouped(L->prow), PITCH_COLS, PITCH_COLS * 4);
+    printf("%-26s %12s %10s %12s %12s  %s\n", "allocation", "pitch (B)", "time (ms)", "ld seg/req", "st seg/req",
+           "check");
+    for (int i = 0; i < 2; i++) {
+        const pitch_row *x = &L->pitch[i];
+        printf("%-26s %12zu %10.3f %12.2f %12.2f  %s\n", x->name, x->pitch_bytes, x->ms,
+               kit_per(&x->counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS),
+               kit_per(&x->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS), x->wrong ? "WRONG" : "ok");
+    }
+    printf("\ncourse (notes 003): 16 banks served per half-warp on compute capability 1.x;\n"
+           "this GPU: 32 banks for the whole warp, as measured in part 2.\n\n");
+}
+
+static void part3_kv(lab *L)
+{
+    char key[64];
+    for (int i = 0; i < 2; i++) {
+        const pitch_row *x = &L->pitch[i];
+        snprintf(key, sizeof key, "pitch-bytes-%s", x->key);
+        kit_kv(key, "%zu", x->pitch_bytes);
+        snprintf(key, sizeof key, "segments-per-request-%s", x->key);
+        kit_kv(key, "%.4f", kit_per(&x->counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS));
+        snprintf(key, sizeof key, "time-%s-ms", x->key);
+        kit_kv(key, "%.4f", x->ms);
+        snprintf(key, sizeof key, "wrong-elements-%s", x->key);
+        kit_kv(key, "%lld", x->wrong);
+    }
+}
+
+static void part3_verdict(lab *L)
+{
     for (int i = 0; i < 2; i++)
-        if (pitch[i].wrong)
-            pass = 0;
-    return kit_finish(pass);
+        if (L->pitch[i].wrong)
+            L->run.pass = 0;
+}
+
+static void summary(lab *L)
+{
+    const kit_row *rows = L->rows;
+    if (rows[0].timed && rows[3].timed)
+        kit_kv("summary", "padded tile %.0f%% of the copy's bandwidth, naive %.0f%%; %.0f against %.0f wavefronts per "
+                          "shared load request without and with padding",
+               100.0 * rows[0].t.median_ms / rows[3].t.median_ms,
+               rows[1].timed ? 100.0 * rows[0].t.median_ms / rows[1].t.median_ms : 0.0, sh_wavefronts(&rows[2], 0),
+               sh_wavefronts(&rows[3], 0));
+    kit_kv("course-notes", "compute capability 1.x: 16 banks, conflicts within a half-warp");
+}
+
+static void teardown(lab *L) { kit_counter_destroy(&L->r.counter); }
+
+static const kit_part parts[] = {
+    {part1_measure, part1_print, part1_csv, part1_kv, part1_verdict},
+    {part2_measure, part2_print, NULL, part2_kv, NULL},
+    {part3_measure, part3_print, NULL, part3_kv, part3_verdict},
+};
+
+int main(int argc, char **argv)
+{
+    static lab L;
+    kit_common *c = &L.run.c;
+    kit_option opts[] = {
+        {"--matrix", KIT_OPT_INT, &L.n_opt, "N", "transpose an N x N matrix (default: from the GPU's L2)", 32, 32768, NULL},
+        {"--reps", KIT_OPT_INT, &c->reps, "R", "timed runs of each kernel (default: until the median is steady)", 1,
+         1000, NULL},
+        {"--seed", KIT_OPT_U64, &c->seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c->seed_given},
+        KIT_FOCUS_OPTION,
+        {"--csv", KIT_OPT_STRING, &c->csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
+        {"--device", KIT_OPT_INT, &c->device, "D", "which GPU to use", 0, 63, NULL},
+    };
+    const kit_lab lab06 = {
+        "06-shared-memory",
+        "Lab 06: shared memory - transpose, bank conflicts, pitched arrays",
+        "Lab 06: shared memory. Transposes a matrix naively, through a tile in shared\n"
+        "memory, and through a padded tile, against a copy; counts segments per global\n"
+        "request and bank conflicts per shared request; measures the bank rules and what\n"
+        "a pitched allocation does to rows that are no multiple of 128 bytes.",
+        opts, KIT_COUNT(opts), NULL, setup, NULL, NULL, summary, teardown, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    return kit_lab_main(&lab06, &L, &L.run, argc, argv);
 }
