@@ -496,7 +496,7 @@ grade_speed() {
         done
     done
     speed_ratio 2
-    log "$metric: student median $t_mine ms, reference median $t_ref ms: ${ratio:-?}x"
+    log "$metric: student fastest $t_mine ms, reference fastest $t_ref ms: ${ratio:-?}x"
     if [ -z "$ratio" ]; then
         verdict=FAIL reason="its $metric could not be compared with the reference's"
     elif awk -v r="$ratio" -v z="$slow" 'BEGIN { exit !(r > z) }'; then

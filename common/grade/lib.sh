@@ -675,12 +675,15 @@ speed_points() {
         printf "%.1f", p * (1 - s) + p * s * x }' | sed 's/\.0$//'
 }
 
-# speed_ratio DIGITS (grade_speed's): t_ref and t_mine, the medians of the
-# arrays refs and mine (the reference's times and the student's), and
-# ratio, t_mine / t_ref to DIGITS decimals (empty where either is missing).
+# speed_ratio DIGITS (grade_speed's): t_ref and t_mine, the least of the
+# arrays refs and mine (the reference's times and the student's: each the
+# median of one run's timed repeats), and ratio, t_mine / t_ref to DIGITS
+# decimals (empty where either is missing). The least: what disturbs a
+# run (another process, a clock not yet up) only ever slows it, and one
+# such run of four moved the ratio of two medians by 9%.
 speed_ratio() {
-    t_ref=$(printf '%s\n' "${refs[@]}" | median)
-    t_mine=$(printf '%s\n' "${mine[@]}" | median)
+    t_ref=$(printf '%s\n' "${refs[@]}" | sort -g | head -n 1)
+    t_mine=$(printf '%s\n' "${mine[@]}" | sort -g | head -n 1)
     ratio=$(awk -v a="$t_mine" -v b="$t_ref" -v d="$1" 'BEGIN { if (a > 0 && b > 0) printf "%." d "f", a / b }')
 }
 
