@@ -69,7 +69,7 @@ def main(argv):
         return 2
     runs = {}
     try:
-        for lab in labmod.BUILDERS:
+        for lab in labmod.lab_names():
             got = load(args.dir, lab)
             if got:
                 runs[lab] = got

@@ -209,7 +209,7 @@ def build(run_dir, out_path, kit):
     run_facts = tables.read_kv(os.path.join(run_dir, "run.txt"))
     gpu = tables.read_kv(os.path.join(run_dir, "gpu.txt"))
     run_facts.setdefault("device", gpu.get("device", ""))
-    labs = [d for d in sorted(os.listdir(run_dir)) if os.path.isdir(os.path.join(run_dir, d)) and d in labmod.BUILDERS]
+    labs = [d for d in sorted(os.listdir(run_dir)) if os.path.isdir(os.path.join(run_dir, d)) and labmod.lab_module(d)]
     if not labs:
         raise SystemExit("report_page.py: %s holds no lab's runs (make report writes them)" % run_dir)
     maker = page.FigureMaker()

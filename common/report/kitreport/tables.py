@@ -1,7 +1,8 @@
 """The labs' CSV tables, read by column name and checked.
 
 Each lab's program writes its table with --csv FILE (common/lab/NN-*/harness.cu;
-every table starts with gpu, size, seed); Labs 05 and 08 also write a
+every table starts with gpu, size, seed; its columns are named in the lab's
+report.py); Labs 05 and 08 also write a
 timeline with --timeline FILE. A table is read with the csv module, by the names in
 its header: columns the kit adds later are ignored, a column a figure needs
 and the table lacks is refused, and so is a row whose numbers are not
@@ -12,43 +13,18 @@ import csv
 import io
 import math
 
+from . import labs
+
 # Column kinds: text; num (a number); num? (a number or empty).
 COMMON = [("gpu", "text"), ("size", "num"), ("seed", "num")]
-
-SCHEMAS = {
-    "01-coalescing": COMMON + [("kernel", "text"), ("time_ms", "num"), ("time_vs_coalesced", "num"),
-                               ("segments_per_request", "num"), ("sectors_per_request", "num"),
-                               ("load_efficiency", "num"), ("correct", "num")],
-    "02-grouping": COMMON + [("segments_per_group", "num"), ("time_ms", "num"), ("semi_vs_coalesced", "num"),
-                             ("random_vs_semi", "num"), ("segments_per_request", "num"),
-                             ("expected_segments", "num"), ("sectors_per_request", "num"),
-                             ("warp_reach", "num"), ("correct", "num")],
-    "03-divergence": COMMON + [("part", "num"), ("kernel", "text"), ("work", "num"), ("time_ms", "num"),
-                               ("lanes_per_body", "num"), ("correct", "num")],
-    "04-occupancy": COMMON + [("part", "num"), ("row", "text"), ("threads", "num"), ("blocks", "num"),
-                              ("blocks_per_sm", "num"), ("theoretical", "num"), ("achieved", "num"),
-                              ("sm_efficiency", "num"), ("time_ms", "num"), ("correct", "num")],
-    "05-streams": COMMON + [("version", "text"), ("chunks", "num"), ("kernel_work", "num"), ("time_ms", "num"),
-                            ("ideal_ms", "num"), ("correct", "num")],
-    "06-shared-memory": COMMON + [("kernel", "text"), ("time_ms", "num"), ("gbs", "num"),
-                                  ("load_segments_per_request", "num"), ("store_segments_per_request", "num"),
-                                  ("shared_store_wavefronts", "num"), ("shared_load_wavefronts", "num"),
-                                  ("correct", "num")],
-    "07-latency": COMMON + [("part", "text"), ("row", "text"), ("warps_per_sm", "num?"),
-                            ("loads_per_thread", "num?"), ("time_ms", "num?"), ("value", "num"), ("unit", "text"),
-                            ("correct", "num")],
-    "08-multi-gpu": COMMON + [("part", "num"), ("version", "text"), ("gpus", "num"), ("streams", "num"),
-                              ("time_ms", "num"), ("gbs", "num"), ("correct", "num")],
-}
 
 # A timeline: an operation on a row (a stream; with a gpu column, a GPU's
 # stream) from start_ms to end_ms. Optional columns: chunk, gpu, and version
 # (which run: depth-first, breadth-first), each a figure of its own.
 TIMELINE = [("operation", "text"), ("stream", "num"), ("start_ms", "num"), ("end_ms", "num")]
 TIMELINE_OPTIONAL = [("chunk", "num?"), ("gpu", "num?"), ("version", "text")]
-# What a lab's timeline must hold besides: Lab 08's rows are a GPU's
-# streams, and without the GPU its GPUs' stream 0 would share one row.
-TIMELINE_LAB = {"08-multi-gpu": [("gpu", "num")]}
+# What a lab's timeline must hold besides is the lab's TIMELINE_NEEDS
+# (common/lab/NN-name/report.py; Lab 08's rows are a GPU's streams).
 
 
 class TableError(Exception):
@@ -119,13 +95,16 @@ def read(path, columns, optional=(), what="table"):
 
 
 def read_lab(lab, path):
-    if lab not in SCHEMAS:
-        raise TableError("%s: no lab '%s' (labs: %s)" % (path, lab, ", ".join(sorted(SCHEMAS))))
-    return read(path, SCHEMAS[lab], what="table of lab %s" % lab)
+    """A lab's table, by the columns its report.py names (SCHEMA)."""
+    module = labs.lab_module(lab)
+    if module is None:
+        raise TableError("%s: no lab '%s' (labs: %s)" % (path, lab, ", ".join(labs.lab_names())))
+    return read(path, module.SCHEMA, what="table of lab %s" % lab)
 
 
 def read_timeline(path, lab=None):
-    needs = TIMELINE_LAB.get(lab, [])
+    module = labs.lab_module(lab) if lab else None
+    needs = getattr(module, "TIMELINE_NEEDS", [])
     optional = [c for c in TIMELINE_OPTIONAL if c[0] not in {n for n, _ in needs}]
     rows = read(path, TIMELINE + needs, optional, what="timeline of lab %s" % lab if lab else "timeline")
     for r in rows:
