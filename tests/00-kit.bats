@@ -39,6 +39,38 @@ QUERY="$KIT_BUILD/bin/kit-query"
     assert_line 08-multi-gpu
 }
 
+@test "kit: a new lab is four folders or files (labs/, solutions/, its handout, common/lab/) and no list edited: make, the grader and make report take it" {
+    local k="$BATS_TEST_TMPDIR/kit" lab=09-transpose
+    kit_copy "$k"
+    mkdir -p "$k/handouts"
+    # Lab 06 again under another name: its student file, its reference,
+    # its handout and its kit side, nothing else touched.
+    cp -R "$KIT_ROOT/labs/06-shared-memory" "$k/labs/$lab"
+    mv "$k/labs/$lab/shared-memory.cu" "$k/labs/$lab/transpose.cu"
+    cp -R "$KIT_ROOT/solutions/06-shared-memory" "$k/solutions/$lab"
+    mv "$k/solutions/$lab/shared-memory.cu" "$k/solutions/$lab/transpose.cu"
+    cp "$KIT_ROOT/handouts/06-shared-memory.md" "$k/handouts/$lab.md"
+    cp -R "$KIT_ROOT/common/lab/06-shared-memory" "$k/common/lab/$lab"
+    sed -i "s/^\[06-shared-memory\]/[$lab]/" "$k/common/lab/$lab/lab.conf"
+    run kit_labs "$k"
+    assert_line "$lab"
+    run make -s -C "$k" --no-print-directory help
+    assert_output --partial "$lab"
+    run make -s -C "$k" --no-print-directory KIT_BUILD="$k/build" lab LAB=09
+    assert_success
+    assert [ -x "$k/build/labs/$lab/transpose" ]
+    assert [ -x "$k/build/solutions/$lab/transpose" ]
+    # The grader's settings for it: its own lab.conf's.
+    run bash -c 'KIT_GRADE_LIB=1 source "$1/common/grade/grade.sh"; conf_load "$1/common/grade/grading.conf"; conf_get "$2" metric' _ "$k" "$lab"
+    assert_output time-padded-ms
+    # make report's table columns and figures: its own report.py's.
+    run python3 -c 'import sys; sys.path.insert(0, sys.argv[1] + "/common/report")
+from kitreport import labs
+print(" ".join(labs.lab_names())); print(labs.lab_module(sys.argv[2]).SCHEMA[3][0])' "$k" "$lab"
+    assert_line --regexp " $lab\$"
+    assert_line kernel
+}
+
 @test "kit: make help lists the targets on one screen" {
     run make -s -C "$KIT_ROOT" --no-print-directory help
     assert_success

@@ -17,6 +17,7 @@ alike (a timeline) is here.
 import importlib.util
 import os
 import re
+import subprocess
 
 from .figure import OPERATION_COLOURS, Figure, Series
 
@@ -106,10 +107,11 @@ _modules = {}
 
 
 def lab_names():
-    """Every lab with report code of its own, in the order of their numbers."""
-    top = os.path.join(_KIT, "common", "lab")
-    return [d for d in sorted(os.listdir(top)) if re.match(r"\d\d-", d)
-            and os.path.isfile(os.path.join(top, d, "report.py"))]
+    """Every lab with report code of its own, in the order of their numbers
+    (the labs as the kit's one list, common/lab/labs.sh, gives them)."""
+    listed = subprocess.run(["bash", "-c", 'source "$1/common/lab/labs.sh" && kit_labs "$1"', "_", _KIT],
+                            stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split()
+    return [lab for lab in listed if lab_module(lab) is not None]
 
 
 def lab_module(lab):
