@@ -31,15 +31,16 @@
  * element against the host, and timed until the median is steady, each
  * timed run checked again (kit_row.h).
  */
-#include "kit_args.h"
 #include "kit_check.h"
-#include "kit_device.h"
 #include "kit_host.h"
-#include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
-#include "kit_timing.h"
+#include "kit_table.h"
 #include "kit_vecadd.h"
+
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h" /* and with it kit_args.h, kit_device.h, kit_report.h, kit_timing.h */
 
 #include "contract.h"
 #include "kit_student.h"
@@ -47,6 +48,7 @@
 
 #define ITERATIONS 100 /* the course's loop count */
 #define MAX_WORK 64    /* part 2 sweeps work = 1, 2, 4, ..., MAX_WORK */
+#define MAX_WORKS 16   /* the works of one run, at most */
 #define NCLASSES 4
 /* Device bytes per element: part 2's x, y, kept y, xs, ys, cls, cs, from
  * and marks (part 1's four arrays and record take less, and go first). */
@@ -202,7 +204,7 @@ enum p1_kind { DIV, NODIV, MATH1, MATH2, MATH3, MATH4, MATH4_PRINTED, P1_KINDS }
 
 typedef struct {
     enum p1_kind kind;
-    kit_vecadd *v;
+    kit_vecadd v;
     int iterations;
     unsigned char *ops;          /* the course's pair: per element, the operations that give C[i] */
     lab03_paths paths[NODIV + 1]; /* ...and the paths they make, of the checked run */
@@ -210,7 +212,7 @@ typedef struct {
 
 static void p1_launch(const kit_student_api *api, const p1_run *r)
 {
-    const kit_vecadd *v = r->v;
+    const kit_vecadd *v = &r->v;
     switch (r->kind) {
     case DIV: api->launch_warp_divergence(v->dA, v->dB, v->dC, v->n, r->iterations); break;
     case NODIV: api->launch_warp_no_divergence(v->dA, v->dB, v->dC, v->n, r->iterations); break;
@@ -226,16 +228,16 @@ static void p1_launch(const kit_student_api *api, const p1_run *r)
 static kit_counts p1_counted(void *p)
 {
     p1_run *r = (p1_run *)p;
-    kit_vecadd_count_begin(r->v, counted->configure_counting, 0);
+    kit_vecadd_count_begin(&r->v, counted->configure_counting, 0);
     p1_launch(counted, r);
     KIT_CHECK_LAUNCH();
-    return kit_counter_read(&r->v->counter);
+    return kit_counter_read(&r->v.counter);
 }
 
 static void p1_timed(void *p) { p1_launch(timed, (const p1_run *)p); }
-static void p1_poison(void *p) { kit_vecadd_poison(((p1_run *)p)->v); }
-static void p1_keep(void *p) { kit_vecadd_keep(((p1_run *)p)->v); }
-static long long p1_compare(void *p) { return kit_vecadd_compare(((p1_run *)p)->v); }
+static void p1_poison(void *p) { kit_vecadd_poison(&((p1_run *)p)->v); }
+static void p1_keep(void *p) { kit_vecadd_keep(&((p1_run *)p)->v); }
+static long long p1_compare(void *p) { return kit_vecadd_compare(&((p1_run *)p)->v); }
 
 /* What C[i] must hold after the book's kernel k. */
 static float p1_expected(const p1_run *r, unsigned long long i)
@@ -257,7 +259,7 @@ static long long p1_check_range(unsigned long long begin, unsigned long long end
                                 unsigned long long *first)
 {
     const p1_run *r = (const p1_run *)p;
-    const kit_vecadd *v = r->v;
+    const kit_vecadd *v = &r->v;
     long long bad = 0;
     for (unsigned long long i = begin; i < end; i++) {
         int ok;
@@ -279,29 +281,20 @@ static long long p1_verify(void *p, const kit_row *row)
     unsigned long long i;
     long long bad;
 
-    KIT_CHECK(cudaMemcpy(r->v->C, r->v->dC, r->v->bytes, cudaMemcpyDeviceToHost));
-    bad = kit_parallel_check(r->v->n, p1_check_range, r, &i);
+    KIT_CHECK(cudaMemcpy(r->v.C, r->v.dC, r->v.bytes, cudaMemcpyDeviceToHost));
+    bad = kit_parallel_check(r->v.n, p1_check_range, r, &i);
     if (bad && r->kind <= NODIV) {
-        const float a = r->v->A[i], b = r->v->B[i];
+        const float a = r->v.A[i], b = r->v.B[i];
         fprintf(stderr, "%s: %s: C[%llu] = %.9g, but A[%llu] and B[%llu] give %.9g (A + B), %.9g (A - B), "
                         "%.9g (A * B) or %.9g (A / B)\n",
-                kit_program, row->name, i, r->v->C[i], i, i, a + b, a - b, a * b, a / b);
+                kit_program, row->name, i, r->v.C[i], i, i, a + b, a - b, a * b, a / b);
     } else if (bad) {
         fprintf(stderr, "%s: %s: C[%llu] = %.9g, should be %.9g\n", kit_program, row->name, i,
-                r->v->C[i], p1_expected(r, i));
+                r->v.C[i], p1_expected(r, i));
     } else if (r->kind <= NODIV) {
-        lab03_paths_of(r->ops, r->v->n, &r->paths[r->kind]);
+        lab03_paths_of(r->ops, r->v.n, &r->paths[r->kind]);
     }
     return bad;
-}
-
-static void measure_p1(p1_run *r, enum p1_kind kind, kit_row *row, const kit_policy *policy)
-{
-    int count = kind == DIV || kind == NODIV;
-    kit_row_work w = {r,       count ? p1_counted : NULL, p1_timed, p1_poison, p1_verify, p1_keep, p1_compare,
-                      NULL, NULL,                    NULL};
-    r->kind = kind;
-    kit_row_measure(row, &w, policy);
 }
 
 /* The share of C's elements that took the if side (100): after a check. */
@@ -317,16 +310,6 @@ static double took_if_share(const kit_vecadd *v)
 static double lanes_per_body(const kit_row *r)
 {
     return kit_per(&r->counts, KIT_ST_LANES, KIT_ST_REQUESTS) / 32.0;
-}
-
-/* The store requests the course's pair makes when each path's body holds
- * its own store: per iteration, one per warp and path its threads took
- * (paths.h counts them from the results). The verdict allows 1% more (by
- * warp) or fewer (by thread), so that it never rests on how exactly the
- * hardware regroups lanes; the tests require the exact count. */
-static unsigned long long expected_store_requests(const lab03_paths *p, int iterations)
-{
-    return p->paths * (unsigned long long)iterations;
 }
 
 /* ---- Part 2: four classes, mixed and grouped ---------------------------------- */
@@ -370,19 +353,16 @@ static __global__ void expect_processed(const float *x, const unsigned int *cls,
 
 static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
 {
+    float **floats[] = {&q->dx, &q->dy, &q->dkeep, &q->dxs, &q->dys};
+    unsigned int **words[] = {&q->dcls, &q->dcs, &q->dfrom, &q->dmarks};
     memset(q, 0, sizeof *q);
     q->n = n;
     q->fbytes = (size_t)n * sizeof(float);
     q->ubytes = (size_t)n * sizeof(unsigned int);
-    KIT_CHECK(cudaMalloc((void **)&q->dx, q->fbytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dy, q->fbytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dkeep, q->fbytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dxs, q->fbytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dys, q->fbytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dcls, q->ubytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dcs, q->ubytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dfrom, q->ubytes));
-    KIT_CHECK(cudaMalloc((void **)&q->dmarks, q->ubytes));
+    for (int i = 0; i < KIT_COUNT(floats); i++)
+        KIT_CHECK(cudaMalloc((void **)floats[i], q->fbytes));
+    for (int i = 0; i < KIT_COUNT(words); i++)
+        KIT_CHECK(cudaMalloc((void **)words[i], q->ubytes));
     KIT_CHECK(cudaMalloc((void **)&q->dcounts, NCLASSES * sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&q->dnext, NCLASSES * sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&q->dkeep_next, NCLASSES * sizeof(unsigned int)));
@@ -405,11 +385,9 @@ static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaMemcpy(q->x, q->dx, q->fbytes, cudaMemcpyDeviceToHost));
     KIT_CHECK(cudaMemcpy(q->cls, q->dcls, q->ubytes, cudaMemcpyDeviceToHost));
-    memcpy(q->ref, q->x, q->fbytes);
-    q->ref_work = 0;
+    memcpy(q->ref, q->x, q->fbytes); /* the reference after ref_work = 0 steps */
     for (unsigned int i = 0; i < n; i++)
         q->counts[q->cls[i]]++;
-    q->starts[0] = 0;
     for (int c = 0; c < NCLASSES; c++)
         q->starts[c + 1] = q->starts[c] + q->counts[c];
     KIT_CHECK(cudaMemcpy(q->dstarts, q->starts, sizeof q->starts, cudaMemcpyHostToDevice));
@@ -417,23 +395,14 @@ static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
 
 static void p2_teardown(p2_run *q)
 {
-    float *f[] = {q->dx, q->dy, q->dkeep, q->dxs, q->dys};
-    unsigned int *u[] = {q->dcls, q->dcs, q->dfrom, q->dmarks, q->dcounts, q->dnext, q->dkeep_next, q->dstarts};
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        KIT_CHECK(cudaFree(f[i]));
-    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-        KIT_CHECK(cudaFree(u[i]));
-    KIT_CHECK(cudaFree(q->dfaults));
-    KIT_CHECK(cudaFree(q->dwant));
+    void *dev[] = {q->dx, q->dy, q->dkeep, q->dxs, q->dys, q->dcls, q->dcs, q->dfrom,
+                   q->dmarks, q->dcounts, q->dnext, q->dkeep_next, q->dstarts, q->dfaults, q->dwant};
+    void *host[] = {q->x, q->y, q->ref, q->xs, q->cls, q->cs, q->from, q->seen};
+    for (int i = 0; i < KIT_COUNT(dev); i++)
+        KIT_CHECK(cudaFree(dev[i]));
     kit_counter_destroy(&q->counter);
-    free(q->x);
-    free(q->y);
-    free(q->ref);
-    free(q->xs);
-    free(q->cls);
-    free(q->cs);
-    free(q->from);
-    free(q->seen);
+    for (int i = 0; i < KIT_COUNT(host); i++)
+        free(host[i]);
 }
 
 /* The kit's counting sort, first half: next[c] = the start of class c. */
@@ -569,14 +538,10 @@ static long long reference_range(unsigned long long begin, unsigned long long en
     return 0;
 }
 
-/* Brings the reference to q->work steps (the sweep's works only grow). */
+/* Brings the reference to q->work steps: the sweep's works only grow. */
 static void advance_reference(p2_run *q)
 {
     unsigned long long unused;
-    if (q->work < q->ref_work) {
-        memcpy(q->ref, q->x, q->fbytes);
-        q->ref_work = 0;
-    }
     kit_parallel_check(q->n, reference_range, q, &unused);
     q->ref_work = q->work;
 }
@@ -708,34 +673,13 @@ static void p2_restore(void *p)
 static void measure_p2(p2_run *q, enum p2_step step, kit_row *row, const kit_policy *policy, int count)
 {
     int fresh = step == MIXED || step == REORGANISED;
-    kit_row_work w = {q,
-                      count ? p2_counted : NULL,
-                      p2_timed,
-                      p2_poison,
-                      p2_verify,
-                      p2_keep,
-                      p2_compare,
-                      fresh ? p2_refresh : NULL,
-                      fresh ? p2_check : NULL,
-                      fresh ? p2_restore : NULL};
+    kit_row_work w = {q, count ? p2_counted : NULL, p2_timed, p2_poison, p2_verify, p2_keep, p2_compare,
+                      fresh ? p2_refresh : NULL, fresh ? p2_check : NULL, fresh ? p2_restore : NULL};
     q->step = step;
     kit_row_measure(row, &w, policy);
 }
 
-/* ---- the report ------------------------------------------------------------------ */
-
-static void print_ms(const kit_row *r, int width)
-{
-    if (r->timed)
-        printf(" %*.3f", width, r->t.median_ms);
-    else
-        printf(" %*s", width, "-");
-}
-
-static double ratio(const kit_row *num, const kit_row *den)
-{
-    return num->timed && den->timed && den->t.median_ms > 0 ? num->t.median_ms / den->t.median_ms : 0.0;
-}
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------ */
 
 /* The default size: the smallest power of two from 2^22 (the course's size)
  * that fills every SM DEFAULT_WAVES times over and whose part-2 stream
@@ -750,342 +694,396 @@ static unsigned int default_size(const kit_device *d)
     return (unsigned int)(n < cap ? n : cap);
 }
 
-int main(int argc, char **argv)
-{
-    kit_common c;
-    kit_device dev;
-    int iterations = ITERATIONS, only_work = 0;
-    kit_option opts[] = {
-        KIT_LAB_OPTIONS(&c),
-        {"--iterations", KIT_OPT_INT, &iterations, "I",
-         "part 1: loop count inside the course's two kernels (course: 100)", 1, 100000, NULL},
-        {"--work", KIT_OPT_INT, &only_work, "W",
-         "part 2: only this many steps per element instead of the sweep 1, 2, 4, ..., 64", 1, 4096, NULL},
-    };
-    static const char *const p1_keys[P1_KINDS] = {"div", "nodiv", "math-1", "math-2", "math-3", "math-4",
-                                                  "math-4-as-printed"};
-    static const char *const p1_names[P1_KINDS] = {"warp_divergence", "warp_no_divergence", "mathKernel1",
-                                                   "mathKernel2", "mathKernel3", "mathKernel4",
-                                                   "mathKernel4 as printed"};
-    static const char *const p1_todos[P1_KINDS] = {"TODO(1)", "TODO(2)", NULL, NULL, NULL, "TODO(3)", NULL};
-    enum { MAX_WORKS = 16 };
-    kit_row p1[P1_KINDS], count_row, partition_row, scatter_row;
-    kit_row mixed[MAX_WORKS], sorted[MAX_WORKS], reorg[MAX_WORKS];
-    double took_if[P1_KINDS];
-    int works[MAX_WORKS], nworks = 0, partition_ok, pass = 1;
+struct lab {
+    kit_run run;
     unsigned int n;
-    kit_vecadd v;
-    p1_run r;
+    int only_work, works[MAX_WORKS], nworks; /* --work (0: the sweep); part 2's works, in order */
+    p1_run r;                                /* part 1's arrays; r.iterations: --iterations */
+    kit_row p1[P1_KINDS];
+    double took_if[P1_KINDS];                /* the book's kernels: the share of C that took the if side */
+    double speedup;                          /* by warp over by thread */
+    kit_table pair, book;
     p2_run q;
-    kit_policy policy;
+    kit_row steps[3];                        /* the kit's count, the student's partition, the kit's scatter */
+    kit_row sweep[MAX_WORKS][3];             /* per work: mixed, grouped, reorganised */
+    int partition_ok;                        /* the grouped rows are made only on a valid partition */
+    int crossover;                           /* the reorganisation pays from this work on (0: at none) */
+};
 
-    kit_common_defaults(&c);
-    c.reps = 0;
-    kit_parse_args(argc, argv,
-                   "Lab 03: warp divergence. Times the course's four-way branch by thread against\n"
-                   "the same branch by warp and the book's mathKernel1-4, then a kernel whose\n"
-                   "work depends on each element's class, mixed and grouped by class, with the\n"
-                   "grouping's cost; counts the lanes that run each branch body, and checks\n"
-                   "every result.",
-                   opts, KIT_COUNT(opts));
-    kit_choose_seed(&c);
-    kit_csv_check(c.csv);
-    kit_device_open(c.device, &dev);
-    n = c.size ? (unsigned int)c.size : default_size(&dev);
-    if ((long long)((unsigned long long)n * BYTES_PER_ELEMENT + (64ull << 20)) > dev.free_bytes)
+static double ratio(const kit_row *num, const kit_row *den)
+{
+    return num->timed && den->timed && den->t.median_ms > 0 ? num->t.median_ms / den->t.median_ms : 0.0;
+}
+
+/* Part 1's tables, declared once (kit_table.h); the CSV is the lab's own
+ * (csv_line), one for both parts, each line naming its part. */
+static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
+
+/* The course's pair: each against by warp (ctx: its row); lanes per body,
+ * a percentage in the table and a fraction in the key: value line. */
+static double col_vs_by_warp(const kit_row *r, const void *x)
+{
+    const kit_row *nodiv = (const kit_row *)x;
+    return r->timed && nodiv->timed ? r->t.median_ms / nodiv->t.median_ms : NAN;
+}
+static double col_lanes(const kit_row *r, const void *) { return lanes_per_body(r); }
+static double col_lanes_percent(const kit_row *r, const void *) { return 100.0 * lanes_per_body(r); }
+static int has_stores(const kit_row *r, const void *) { return r->counted && r->counts.c[KIT_ST_REQUESTS]; }
+
+static const kit_column pair_columns[] = {
+    {"time (ms)", 11, 3, "", NULL, 0, NULL, 0, col_time, NULL},
+    {"vs by warp", 12, 2, "x", NULL, 0, NULL, 0, col_vs_by_warp, NULL},
+    {"lanes per body", 16, 1, "%", NULL, 0, NULL, 0, col_lanes_percent, has_stores},
+    {NULL, 0, 0, NULL, NULL, 0, "lanes-per-body-%s", 4, col_lanes, NULL},
+};
+
+/* The book's kernels: the share that took the if side, where the results
+ * are right (ctx: the lab, where the row's place in p1 finds it). */
+static double col_took_if(const kit_row *r, const void *x)
+{
+    const lab *L = (const lab *)x;
+    return L->took_if[r - L->p1];
+}
+static double col_took_if_percent(const kit_row *r, const void *x) { return 100.0 * col_took_if(r, x); }
+static int is_right(const kit_row *r, const void *) { return r->wrong == 0; }
+
+static const kit_column book_columns[] = {
+    {"time (ms)", 11, 3, "", NULL, 0, NULL, 0, col_time, NULL},
+    {"took the if", 12, 1, "%", NULL, 0, NULL, 0, col_took_if_percent, is_right},
+    {NULL, 0, 0, NULL, NULL, 0, "took-if-%s", 4, col_took_if, NULL},
+};
+
+/* A cell of part 2's tables: the figure, or "-" where it is NAN (kit_table's way). */
+static void print_cell(double v, int width, int decimals, const char *unit)
+{
+    char text[64] = "-";
+    if (!isnan(v))
+        snprintf(text, sizeof text, "%.*f%s", decimals, v, unit);
+    printf(" %*s", width, text);
+}
+
+/* A line of the CSV: the part, the kernel, its work (part 1: the loop
+ * count), the row's time and, where it has them (lanes), lanes per body. */
+static void csv_line(FILE *f, const lab *L, int part, const char *kernel, int work, const kit_row *r, int lanes)
+{
+    kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
+    fprintf(f, "%d,%s,%d,%.6f,", part, kernel, work, r->timed ? r->t.median_ms : 0.0);
+    if (lanes)
+        fprintf(f, "%.4f", r->counted ? lanes_per_body(r) : 0.0);
+    else
+        fprintf(f, "0");
+    fprintf(f, ",%d\n", r->wrong == 0);
+}
+
+static void setup(lab *L)
+{
+    const kit_device *d = &L->run.dev;
+    L->n = L->run.c.size ? (unsigned int)L->run.c.size : default_size(d);
+    if ((long long)((unsigned long long)L->n * BYTES_PER_ELEMENT + (64ull << 20)) > d->free_bytes)
         kit_die(KIT_EXIT_USAGE,
-                "--size %u needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a smaller --size", n,
-                ((double)n * BYTES_PER_ELEMENT + (64 << 20)) / 1048576.0, dev.name, dev.free_bytes / 1048576.0);
-    policy = kit_policy_default(c.reps);
-    if (only_work)
-        works[nworks++] = only_work;
+                "--size %u needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a smaller --size", L->n,
+                ((double)L->n * BYTES_PER_ELEMENT + (64 << 20)) / 1048576.0, d->name, d->free_bytes / 1048576.0);
+    if (L->only_work)
+        L->works[L->nworks++] = L->only_work;
     else
         for (int w = 1; w <= MAX_WORK; w *= 2)
-            works[nworks++] = w;
+            L->works[L->nworks++] = w;
+}
 
-    /* Part 1: the course's pair, then the book's kernels. */
-    kit_vecadd_setup(&v, n, c.seed);
-    memset(&r, 0, sizeof r);
-    r.v = &v;
-    r.ops = (unsigned char *)kit_host_alloc(n);
-    r.iterations = iterations;
+/* Part 1: the course's pair, then the book's kernels, on one set of arrays. */
+static const char *const p1_keys[P1_KINDS] = {"div", "nodiv", "math-1", "math-2", "math-3", "math-4",
+                                              "math-4-as-printed"};
+static const char *const p1_names[P1_KINDS] = {"warp_divergence", "warp_no_divergence", "mathKernel1",
+                                               "mathKernel2", "mathKernel3", "mathKernel4",
+                                               "mathKernel4 as printed"};
+static const char *const p1_todos[P1_KINDS] = {"TODO(1)", "TODO(2)", NULL, NULL, NULL, "TODO(3)", NULL};
+
+static void part1_measure(lab *L)
+{
+    p1_run *r = &L->r;
+    kit_vecadd_setup(&r->v, L->n, L->run.c.seed);
+    r->ops = (unsigned char *)kit_host_alloc(L->n);
     for (int k = 0; k < P1_KINDS; k++) {
-        kit_row_name(&p1[k], p1_keys[k], p1_todos[k], "%s", p1_names[k]);
-        measure_p1(&r, (enum p1_kind)k, &p1[k], &policy);
-        took_if[k] = k >= MATH1 && p1[k].wrong == 0 ? took_if_share(&v) : 0.0;
+        /* The course's pair counted too: lanes per branch body. */
+        kit_row_work w = {r, k <= NODIV ? p1_counted : NULL, p1_timed, p1_poison, p1_verify, p1_keep, p1_compare,
+                          NULL, NULL, NULL};
+        r->kind = (enum p1_kind)k;
+        kit_row_name(&L->p1[k], p1_keys[k], p1_todos[k], "%s", p1_names[k]);
+        kit_row_measure(&L->p1[k], &w, &L->run.policy);
+        L->took_if[k] = k >= MATH1 && L->p1[k].wrong == 0 ? took_if_share(&r->v) : 0.0;
     }
-    kit_vecadd_teardown(&v);
-    free(r.ops);
+    kit_vecadd_teardown(&r->v);
+    free(r->ops);
+    L->speedup = ratio(&L->p1[DIV], &L->p1[NODIV]);
+    kit_table pair = {"kernel", 24, &L->p1[DIV], 2, pair_columns, KIT_COUNT(pair_columns), &L->p1[NODIV]};
+    kit_table book = {"kernel", 24, &L->p1[MATH1], P1_KINDS - MATH1, book_columns, KIT_COUNT(book_columns), L};
+    L->pair = pair;
+    L->book = book;
+}
 
-    /* Part 2: the kit's counting step, the student's partition, the kit's
-     * scatter; then, for each work, the kernel on mixed data, on grouped
-     * data, and the whole reorganisation. */
-    p2_setup(&q, n, c.seed);
-    q.work = works[0];
-    kit_row_name(&count_row, "count", NULL, "count classes (kit)");
-    measure_p2(&q, COUNT, &count_row, &policy, 0);
-    kit_row_name(&partition_row, "partition", "TODO(4)", "partition_by_class");
-    measure_p2(&q, PARTITION, &partition_row, &policy, 1);
-    partition_ok = partition_row.wrong == 0 && partition_row.t.bad_runs == 0;
-    kit_row_name(&scatter_row, "scatter", NULL, "scatter back (kit)");
-    if (partition_ok)
-        measure_p2(&q, SCATTER, &scatter_row, &policy, 0);
-    for (int k = 0; k < nworks; k++) {
-        q.work = works[k];
-        advance_reference(&q);
-        char key[32];
-        snprintf(key, sizeof key, "mixed-w%d", works[k]);
-        kit_row_name(&mixed[k], key, NULL, "process_by_class, mixed, work %d", works[k]);
-        measure_p2(&q, MIXED, &mixed[k], &policy, k == 0);
-        snprintf(key, sizeof key, "sorted-w%d", works[k]);
-        kit_row_name(&sorted[k], key, "TODO(4)", "process_by_class, grouped, work %d", works[k]);
-        snprintf(key, sizeof key, "reorganised-w%d", works[k]);
-        kit_row_name(&reorg[k], key, "TODO(4)", "reorganised, work %d", works[k]);
-        if (!partition_ok)
-            continue;
-        measure_p2(&q, SORTED, &sorted[k], &policy, k == 0);
-        measure_p2(&q, REORGANISED, &reorg[k], &policy, 0);
-    }
+static void part1_print(lab *L)
+{
+    printf("Part 1: the course's experiment: %s floats, %d iterations, 1024 threads per block; seed %llu\n",
+           kit_grouped(L->n), L->r.iterations, L->run.c.seed);
+    printf("times are medians of steady runs\n\n");
+    kit_table_print(&L->pair);
+    printf("\ncourse, Tesla K40, 4,194,304 floats: 12.43 ms against 38.55 ms, 3.10x;\n"
+           "warp execution efficiency 100%% against 34.8%% (nvprof).\n");
+    if (L->speedup > 0)
+        printf("this GPU, %s floats: %.3f ms against %.3f ms, %.2fx; %.0f%% against %.0f%% of the lanes\n"
+               "in each branch body.\n",
+               kit_grouped(L->n), L->p1[NODIV].t.median_ms, L->p1[DIV].t.median_ms, L->speedup,
+               100.0 * lanes_per_body(&L->p1[NODIV]), 100.0 * lanes_per_body(&L->p1[DIV]));
+    printf("\nThe book's kernels (simpleDivergence), %s floats:\n\n", kit_grouped(L->n));
+    kit_table_print(&L->book);
+}
 
-    /* The facts the table and the verdict rest on. */
-    double t_nodiv = p1[NODIV].t.median_ms, speedup = ratio(&p1[DIV], &p1[NODIV]);
-    double lanes_div = lanes_per_body(&p1[DIV]), lanes_nodiv = lanes_per_body(&p1[NODIV]);
-    double lanes_mixed = lanes_per_body(&mixed[0]), lanes_sorted = lanes_per_body(&sorted[0]);
-    int crossover = 0; /* the smallest work from which the reorganisation is faster, every work after too */
-    for (int k = nworks - 1; k >= 0 && ratio(&mixed[k], &reorg[k]) > 1.0; k--)
-        crossover = works[k];
-
-    FILE *csv = kit_csv_open(c.csv);
-    if (csv != stdout) {
-        kit_banner("Lab 03: warp divergence", &dev);
-        printf("Part 1: the course's experiment: %s floats, %d iterations, 1024 threads per block; seed %llu\n",
-               kit_grouped(n), iterations, c.seed);
-        printf("times are medians of steady runs\n\n");
-        printf("%-24s %11s %12s %16s  %s\n", "kernel", "time (ms)", "vs by warp", "lanes per body", "check");
-        for (int k = DIV; k <= NODIV; k++) {
-            printf("%-24s", p1[k].name);
-            print_ms(&p1[k], 11);
-            if (p1[k].timed && p1[NODIV].timed)
-                printf(" %11.2fx", p1[k].t.median_ms / t_nodiv);
-            else
-                printf(" %12s", "-");
-            if (p1[k].counted && p1[k].counts.c[KIT_ST_REQUESTS])
-                printf(" %15.1f%%", 100.0 * lanes_per_body(&p1[k]));
-            else
-                printf(" %16s", "-");
-            printf("  %s\n", kit_row_check_word(&p1[k]));
-        }
-        printf("\ncourse, Tesla K40, 4,194,304 floats: 12.43 ms against 38.55 ms, 3.10x;\n"
-               "warp execution efficiency 100%% against 34.8%% (nvprof).\n");
-        if (speedup > 0)
-            printf("this GPU, %s floats: %.3f ms against %.3f ms, %.2fx; %.0f%% against %.0f%% of the lanes\n"
-                   "in each branch body.\n",
-                   kit_grouped(n), t_nodiv, p1[DIV].t.median_ms, speedup, 100.0 * lanes_nodiv, 100.0 * lanes_div);
-        printf("\nThe book's kernels (simpleDivergence), %s floats:\n\n", kit_grouped(n));
-        printf("%-24s %11s %12s  %s\n", "kernel", "time (ms)", "took the if", "check");
-        for (int k = MATH1; k < P1_KINDS; k++) {
-            printf("%-24s", p1[k].name);
-            print_ms(&p1[k], 11);
-            if (p1[k].wrong == 0)
-                printf(" %11.1f%%", 100.0 * took_if[k]);
-            else
-                printf(" %12s", "-");
-            printf("  %s\n", kit_row_check_word(&p1[k]));
-        }
-        printf("\nPart 2: %s elements of four classes mixed at random; `work` steps of its\n"
-               "class's map per element\n\n",
-               kit_grouped(n));
-        printf("%-36s %11s %16s  %s\n", "step", "time (ms)", "store seg/req", "check");
-        {
-            const kit_row *steps[3] = {&count_row, &partition_row, &scatter_row};
-            for (int k = 0; k < 3; k++) {
-                printf("%-36s", k == 1 ? "partition_by_class (yours)" : steps[k]->name);
-                print_ms(steps[k], 11);
-                if (steps[k]->counted)
-                    printf(" %16.2f", kit_per(&steps[k]->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS));
-                else
-                    printf(" %16s", "-");
-                printf("  %s\n", kit_row_check_word(steps[k]));
-            }
-        }
-        printf("\n%6s %12s %12s %17s %14s %19s  %s\n", "work", "mixed (ms)", "grouped (ms)", "reorganised (ms)",
-               "mixed/grouped", "mixed/reorganised", "check");
-        for (int k = 0; k < nworks; k++) {
-            const char *word = kit_row_check_word(&mixed[k]);
-            if (strcmp(word, "ok") == 0)
-                word = kit_row_check_word(&sorted[k]);
-            if (strcmp(word, "ok") == 0)
-                word = kit_row_check_word(&reorg[k]);
-            printf("%6d", works[k]);
-            print_ms(&mixed[k], 12);
-            print_ms(&sorted[k], 12);
-            print_ms(&reorg[k], 17);
-            if (ratio(&mixed[k], &sorted[k]) > 0)
-                printf(" %13.2fx", ratio(&mixed[k], &sorted[k]));
-            else
-                printf(" %14s", "-");
-            if (ratio(&mixed[k], &reorg[k]) > 0)
-                printf(" %18.2fx", ratio(&mixed[k], &reorg[k]));
-            else
-                printf(" %19s", "-");
-            printf("  %s\n", word);
-        }
-        printf("\nThe reorganised time is the whole detour: count classes, partition_by_class,\n"
-               "process_by_class on the grouped arrays, scatter back.\n");
-        if (mixed[0].counted && sorted[0].counted)
-            printf("lanes per branch body of process_by_class: %.1f%% mixed, %.2f%% grouped.\n",
-                   100.0 * lanes_mixed, 100.0 * lanes_sorted);
-        if (partition_ok && nworks == 1)
-            printf("The reorganisation %s at work %d.\n", crossover ? "pays" : "does not pay", works[0]);
-        else if (partition_ok && crossover == works[0])
-            printf("The reorganisation pays at every work in the table.\n");
-        else if (partition_ok && crossover)
-            printf("The reorganisation pays from work %d on.\n", crossover);
-        else if (partition_ok)
-            printf("The reorganisation pays at no work in the table.\n");
-        printf("\n");
-    }
-    if (csv) {
-        fprintf(csv, "gpu,size,seed,part,kernel,work,time_ms,lanes_per_body,correct\n");
-        for (int k = 0; k < P1_KINDS; k++) {
-            kit_csv_prefix(csv, &dev, n, c.seed);
-            fprintf(csv, "1,%s,%d,%.6f,%.4f,%d\n", p1[k].name, k <= NODIV ? iterations : 0,
-                    p1[k].timed ? p1[k].t.median_ms : 0.0, p1[k].counted ? lanes_per_body(&p1[k]) : 0.0,
-                    p1[k].wrong == 0);
-        }
-        {
-            const kit_row *steps[3] = {&count_row, &partition_row, &scatter_row};
-            for (int k = 0; k < 3; k++) {
-                kit_csv_prefix(csv, &dev, n, c.seed);
-                fprintf(csv, "2,%s,0,%.6f,0,%d\n", steps[k]->name, steps[k]->timed ? steps[k]->t.median_ms : 0.0,
-                        steps[k]->wrong == 0);
-            }
-        }
-        for (int k = 0; k < nworks; k++) {
-            const kit_row *rows3[3] = {&mixed[k], &sorted[k], &reorg[k]};
-            static const char *const names[3] = {"process_by_class mixed", "process_by_class grouped",
-                                                 "reorganised"};
-            for (int j = 0; j < 3; j++) {
-                kit_csv_prefix(csv, &dev, n, c.seed);
-                fprintf(csv, "2,%s,%d,%.6f,%.4f,%d\n", names[j], works[k],
-                        rows3[j]->timed ? rows3[j]->t.median_ms : 0.0,
-                        rows3[j]->counted ? lanes_per_body(rows3[j]) : 0.0, rows3[j]->wrong == 0);
-            }
-        }
-        kit_csv_close(csv);
-    }
-
-    /* The facts, one per line, for tests and graders. */
-    kit_kv("lab", "03-divergence");
-    kit_kv_device(&dev);
-    kit_kv("size", "%u", n);
-    kit_kv("seed", "%llu", c.seed);
-    kit_kv("iterations", "%d", iterations);
+static void part1_csv(lab *L, FILE *f)
+{
+    fprintf(f, "gpu,size,seed,part,kernel,work,time_ms,lanes_per_body,correct\n");
     for (int k = 0; k < P1_KINDS; k++)
-        kit_row_kv(&p1[k]);
-    kit_kv("lanes-per-body-div", "%.4f", lanes_div);
-    kit_kv("lanes-per-body-nodiv", "%.4f", lanes_nodiv);
+        csv_line(f, L, 1, L->p1[k].name, k <= NODIV ? L->r.iterations : 0, &L->p1[k], 1);
+}
+
+static void part1_kv(lab *L)
+{
+    kit_kv("size", "%u", L->n);
+    kit_kv("iterations", "%d", L->r.iterations);
+    kit_table_kv(&L->pair);
     for (int k = DIV; k <= NODIV; k++) {
-        /* Where every element is one of the four operations: the warps
-         * that took one path, the full warps that split 8 lanes to each,
-         * the elements of each operation. */
-        const lab03_paths *pp = &r.paths[k];
+        /* Where every element is one of the four operations: the warps that took
+         * one path, the full warps that split 8 lanes to each, each operation's elements. */
+        const lab03_paths *pp = &L->r.paths[k];
         char key[48];
-        if (p1[k].wrong != 0)
+        if (L->p1[k].wrong != 0)
             continue;
-        snprintf(key, sizeof key, "one-path-warps-%s", p1_keys[k]);
+        snprintf(key, sizeof key, "one-path-warps-%s", L->p1[k].key);
         kit_kv(key, "%llu", pp->one_path);
-        snprintf(key, sizeof key, "even-warps-%s", p1_keys[k]);
+        snprintf(key, sizeof key, "even-warps-%s", L->p1[k].key);
         kit_kv(key, "%llu", pp->even);
-        snprintf(key, sizeof key, "elements-per-op-%s", p1_keys[k]);
+        snprintf(key, sizeof key, "elements-per-op-%s", L->p1[k].key);
         kit_kv(key, "%llu %llu %llu %llu", pp->elements[0], pp->elements[1], pp->elements[2], pp->elements[3]);
     }
-    kit_kv("speedup-nodiv-vs-div", "%.2f", speedup);
-    for (int k = MATH1; k < P1_KINDS; k++) {
-        char key[48];
-        snprintf(key, sizeof key, "took-if-%s", p1_keys[k]);
-        kit_kv(key, "%.4f", took_if[k]);
-    }
-    kit_kv("class-counts", "%u %u %u %u", q.counts[0], q.counts[1], q.counts[2], q.counts[3]);
-    kit_row_kv(&count_row);
-    kit_row_kv(&partition_row);
-    if (partition_ok)
-        kit_row_kv(&scatter_row);
-    for (int k = 0; k < nworks; k++) {
-        char key[48];
-        kit_row_kv(&mixed[k]);
-        if (!partition_ok)
-            continue;
-        kit_row_kv(&sorted[k]);
-        kit_row_kv(&reorg[k]);
-        snprintf(key, sizeof key, "speedup-sorted-w%d", works[k]);
-        kit_kv(key, "%.2f", ratio(&mixed[k], &sorted[k]));
-        snprintf(key, sizeof key, "speedup-reorganised-w%d", works[k]);
-        kit_kv(key, "%.2f", ratio(&mixed[k], &reorg[k]));
-    }
-    kit_kv("lanes-per-body-mixed", "%.4f", lanes_mixed);
-    if (partition_ok) {
-        kit_kv("lanes-per-body-sorted", "%.4f", lanes_sorted);
-        if (crossover)
-            kit_kv("crossover-work", "%d", crossover);
-        else
-            kit_kv("crossover-work", "none");
-    }
-    kit_kv("summary", "branching by warp %.2fx faster than by thread at %s floats; %.0f%% against %.0f%% of "
-                      "lanes per branch body; grouping by class pays from work %s",
-           speedup, kit_grouped(n), 100.0 * lanes_nodiv, 100.0 * lanes_div,
-           !partition_ok ? "(not run)" : crossover ? kit_grouped((unsigned long long)crossover) : "(none)");
-    kit_kv("course-k40", "branching by warp 3.10x faster than by thread at 4,194,304 floats; "
-                         "100%% against 34.8%% warp execution efficiency");
+    kit_kv("speedup-nodiv-vs-div", "%.2f", L->speedup);
+    kit_table_kv(&L->book);
+}
 
-    /*
-     * The verdict: every element of every result right in every run; the
-     * course's pair taking the paths the course studies (by thread, every
-     * warp split evenly over the four; by warp, one path per warp and each
-     * operation on about a quarter of the elements) and branching as it
-     * does (each path its own body and store); the partition grouping the
-     * classes.
-     */
+/* Every element of every result right in every run; the course's pair
+ * taking the paths the course studies (by thread, every warp split evenly
+ * over the four; by warp, one path per warp and each operation on about a
+ * quarter of the elements) and branching as it does (each path its own
+ * body and store). */
+static void part1_verdict(lab *L)
+{
+    unsigned int n = L->n;
+    int iterations = L->r.iterations;
     for (int k = 0; k < P1_KINDS; k++)
-        pass &= kit_row_ok(&p1[k], n);
+        L->run.pass &= kit_row_ok(&L->p1[k], n);
     for (int k = DIV; k <= NODIV; k++) {
-        unsigned long long stores = (unsigned long long)iterations * n, got = p1[k].counts.c[KIT_ST_LANES];
-        unsigned long long want = expected_store_requests(&r.paths[k], iterations);
-        if (p1[k].wrong != 0)
+        const kit_row *x = &L->p1[k];
+        const lab03_paths *paths = &L->r.paths[k];
+        /* want: the store requests the course's pair makes when each path's
+         * body holds its own store: per iteration, one per warp and path its
+         * threads took (paths.h counts them from the results). The verdict
+         * allows 1% more (by warp) or fewer (by thread), so that it never
+         * rests on how exactly the hardware regroups lanes; the tests
+         * require the exact count. */
+        unsigned long long stores = (unsigned long long)iterations * n, got = x->counts.c[KIT_ST_LANES],
+                           want = paths->paths * (unsigned long long)iterations;
+        if (x->wrong != 0)
             continue;
-        if (!(k == DIV ? lab03_by_thread_ok(&r.paths[k], kit_program, p1[k].name, p1[k].todo)
-                       : lab03_by_warp_ok(&r.paths[k], kit_program, p1[k].name, p1[k].todo))) {
-            pass = 0;
+        if (!(k == DIV ? lab03_by_thread_ok(paths, kit_program, x->name, x->todo)
+                       : lab03_by_warp_ok(paths, kit_program, x->name, x->todo))) {
+            L->run.pass = 0;
         } else if (got != stores) {
             fprintf(stderr, "%s: %s: its threads stored %llu times, but %d iterations for %u elements are %llu "
                             "stores: one thread per element, one store per iteration (%s)\n",
-                    kit_program, p1[k].name, got, iterations, n, stores, p1[k].todo);
-            pass = 0;
-        } else if (k == NODIV ? p1[k].counts.c[KIT_ST_REQUESTS] > want + want / 100
-                              : p1[k].counts.c[KIT_ST_REQUESTS] < want - want / 100) {
+                    kit_program, x->name, got, iterations, n, stores, x->todo);
+            L->run.pass = 0;
+        } else if (k == NODIV ? x->counts.c[KIT_ST_REQUESTS] > want + want / 100
+                              : x->counts.c[KIT_ST_REQUESTS] < want - want / 100) {
             fprintf(stderr,
                     k == DIV ? "%s: %s: its branch bodies ran with %.1f lanes each, though its warps split four "
                                "ways: each path's body must make its own store, with that path's lanes (%s)\n"
                              : "%s: %s: its branch bodies ran with %.1f lanes each, though each warp takes one "
                                "path: a warp's lanes must run its body together (%s)\n",
-                    kit_program, p1[k].name, 32.0 * lanes_per_body(&p1[k]), p1[k].todo);
-            pass = 0;
+                    kit_program, x->name, 32.0 * lanes_per_body(x), x->todo);
+            L->run.pass = 0;
         }
     }
-    pass &= kit_row_ok(&count_row, NCLASSES);
-    pass &= kit_row_ok(&partition_row, n);
-    if (partition_ok)
-        pass &= kit_row_ok(&scatter_row, n);
-    for (int k = 0; k < nworks; k++) {
-        pass &= kit_row_ok(&mixed[k], n);
-        if (partition_ok) {
-            pass &= kit_row_ok(&sorted[k], n);
-            pass &= kit_row_ok(&reorg[k], n);
+}
+
+/* Part 2's sweep, per work: the kernel on mixed data (MIXED), on grouped data
+ * (SORTED), the whole reorganisation (REORGANISED): keys, names, TODOs, CSV names. */
+static const struct { const char *key, *name, *todo, *csv; } sweep_rows[3] = {
+    {"mixed", "process_by_class, mixed", NULL, "process_by_class mixed"},
+    {"sorted", "process_by_class, grouped", "TODO(4)", "process_by_class grouped"},
+    {"reorganised", "reorganised", "TODO(4)", "reorganised"},
+};
+
+/* Part 2: the kit's counting step, the student's partition, the kit's
+ * scatter; then the sweep, its grouped rows only on a valid partition. */
+static void part2_measure(lab *L)
+{
+    p2_run *q = &L->q;
+    p2_setup(q, L->n, L->run.c.seed);
+    q->work = L->works[0];
+    kit_row_name(&L->steps[0], "count", NULL, "count classes (kit)");
+    measure_p2(q, COUNT, &L->steps[0], &L->run.policy, 0);
+    kit_row_name(&L->steps[1], "partition", "TODO(4)", "partition_by_class");
+    measure_p2(q, PARTITION, &L->steps[1], &L->run.policy, 1);
+    L->partition_ok = L->steps[1].wrong == 0 && L->steps[1].t.bad_runs == 0;
+    kit_row_name(&L->steps[2], "scatter", NULL, "scatter back (kit)");
+    if (L->partition_ok)
+        measure_p2(q, SCATTER, &L->steps[2], &L->run.policy, 0);
+    for (int k = 0; k < L->nworks; k++) {
+        q->work = L->works[k];
+        advance_reference(q);
+        for (int j = 0; j < 3; j++) {
+            char key[32];
+            snprintf(key, sizeof key, "%s-w%d", sweep_rows[j].key, q->work);
+            kit_row_name(&L->sweep[k][j], key, sweep_rows[j].todo, "%s, work %d", sweep_rows[j].name, q->work);
+            if (j == 0 || L->partition_ok) /* counted at the first work, but the reorganisation */
+                measure_p2(q, (enum p2_step)(MIXED + j), &L->sweep[k][j], &L->run.policy, k == 0 && j < 2);
         }
     }
-    if (!partition_ok)
+    for (int k = L->nworks - 1; k >= 0 && ratio(&L->sweep[k][0], &L->sweep[k][2]) > 1.0; k--)
+        L->crossover = L->works[k];
+}
+
+static void part2_print(lab *L)
+{
+    const int *works = L->works, crossover = L->crossover, ok = L->partition_ok;
+    printf("\nPart 2: %s elements of four classes mixed at random; `work` steps of its\n"
+           "class's map per element\n\n",
+           kit_grouped(L->n));
+    /* The steps, the student's named as theirs; the partition's stores counted. */
+    printf("%-36s %11s %16s  %s\n", "step", "time (ms)", "store seg/req", "check");
+    for (int k = 0; k < 3; k++) {
+        const kit_row *x = &L->steps[k];
+        printf("%-36s", k == 1 ? "partition_by_class (yours)" : x->name);
+        print_cell(col_time(x, NULL), 11, 3, "");
+        print_cell(x->counted ? kit_per(&x->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS) : NAN, 16, 2, "");
+        printf("  %s\n", kit_row_check_word(x));
+    }
+    printf("\n%6s %12s %12s %17s %14s %19s  %s\n", "work", "mixed (ms)", "grouped (ms)", "reorganised (ms)",
+           "mixed/grouped", "mixed/reorganised", "check");
+    for (int k = 0; k < L->nworks; k++) {
+        const kit_row *w = L->sweep[k];
+        double grouped = ratio(&w[0], &w[1]), reorganised = ratio(&w[0], &w[2]);
+        const char *word = "ok"; /* the first of the three rows' words that is not ok */
+        for (int j = 0; j < 3 && strcmp(word, "ok") == 0; j++)
+            word = kit_row_check_word(&w[j]);
+        printf("%6d", works[k]);
+        for (int j = 0; j < 3; j++)
+            print_cell(col_time(&w[j], NULL), j < 2 ? 12 : 17, 3, "");
+        print_cell(grouped > 0 ? grouped : NAN, 14, 2, "x");
+        print_cell(reorganised > 0 ? reorganised : NAN, 19, 2, "x");
+        printf("  %s\n", word);
+    }
+    printf("\nThe reorganised time is the whole detour: count classes, partition_by_class,\n"
+           "process_by_class on the grouped arrays, scatter back.\n");
+    if (L->sweep[0][0].counted && L->sweep[0][1].counted)
+        printf("lanes per branch body of process_by_class: %.1f%% mixed, %.2f%% grouped.\n",
+               100.0 * lanes_per_body(&L->sweep[0][0]), 100.0 * lanes_per_body(&L->sweep[0][1]));
+    if (ok && L->nworks == 1)
+        printf("The reorganisation %s at work %d.\n", crossover ? "pays" : "does not pay", works[0]);
+    else if (ok && crossover == works[0])
+        printf("The reorganisation pays at every work in the table.\n");
+    else if (ok && crossover)
+        printf("The reorganisation pays from work %d on.\n", crossover);
+    else if (ok)
+        printf("The reorganisation pays at no work in the table.\n");
+    printf("\n");
+}
+
+static void part2_csv(lab *L, FILE *f)
+{
+    for (int k = 0; k < 3; k++)
+        csv_line(f, L, 2, L->steps[k].name, 0, &L->steps[k], 0);
+    for (int k = 0; k < L->nworks; k++)
+        for (int j = 0; j < 3; j++)
+            csv_line(f, L, 2, sweep_rows[j].csv, L->works[k], &L->sweep[k][j], 1);
+}
+
+static void part2_kv(lab *L)
+{
+    kit_kv("class-counts", "%u %u %u %u", L->q.counts[0], L->q.counts[1], L->q.counts[2], L->q.counts[3]);
+    for (int k = 0; k < (L->partition_ok ? 3 : 2); k++)
+        kit_row_kv(&L->steps[k]);
+    for (int k = 0; k < L->nworks; k++) {
+        const kit_row *w = L->sweep[k];
+        kit_row_kv(&w[0]);
+        for (int j = 1; j < 3 && L->partition_ok; j++) {
+            char key[48];
+            kit_row_kv(&w[j]);
+            snprintf(key, sizeof key, "speedup-%s", w[j].key); /* speedup-sorted-w64 */
+            kit_kv(key, "%.2f", ratio(&w[0], &w[j]));
+        }
+    }
+    kit_kv("lanes-per-body-mixed", "%.4f", lanes_per_body(&L->sweep[0][0]));
+    if (L->partition_ok) {
+        kit_kv("lanes-per-body-sorted", "%.4f", lanes_per_body(&L->sweep[0][1]));
+        if (L->crossover)
+            kit_kv("crossover-work", "%d", L->crossover);
+        else
+            kit_kv("crossover-work", "none");
+    }
+}
+
+/* Every step and every run of the sweep right; the partition grouping the
+ * classes, or the grouped runs are not made. */
+static void part2_verdict(lab *L)
+{
+    for (int k = 0; k < (L->partition_ok ? 3 : 2); k++) /* the count: its NCLASSES starts */
+        L->run.pass &= kit_row_ok(&L->steps[k], k == 0 ? NCLASSES : L->n);
+    for (int k = 0; k < L->nworks; k++)
+        for (int j = 0; j < (L->partition_ok ? 3 : 1); j++)
+            L->run.pass &= kit_row_ok(&L->sweep[k][j], L->n);
+    if (!L->partition_ok)
         fprintf(stderr, "%s: the grouped runs were not made: partition_by_class gave no valid partition "
                         "(TODO(4))\n", kit_program);
-    p2_teardown(&q);
-    return kit_finish(pass);
+}
+
+static void summary(lab *L)
+{
+    kit_kv("summary", "branching by warp %.2fx faster than by thread at %s floats; %.0f%% against %.0f%% of "
+                      "lanes per branch body; grouping by class pays from work %s",
+           L->speedup, kit_grouped(L->n), 100.0 * lanes_per_body(&L->p1[NODIV]),
+           100.0 * lanes_per_body(&L->p1[DIV]),
+           !L->partition_ok ? "(not run)" : L->crossover ? kit_grouped((unsigned long long)L->crossover) : "(none)");
+    kit_kv("course-k40", "branching by warp 3.10x faster than by thread at 4,194,304 floats; "
+                         "100%% against 34.8%% warp execution efficiency");
+}
+
+static void teardown(lab *L) { p2_teardown(&L->q); }
+
+static const kit_part parts[] = {
+    {part1_measure, part1_print, part1_csv, part1_kv, part1_verdict},
+    {part2_measure, part2_print, part2_csv, part2_kv, part2_verdict},
+};
+
+int main(int argc, char **argv)
+{
+    static lab L;
+    kit_option opts[] = {
+        KIT_LAB_OPTIONS(&L.run.c),
+        {"--iterations", KIT_OPT_INT, &L.r.iterations, "I",
+         "part 1: loop count inside the course's two kernels (course: 100)", 1, 100000, NULL},
+        {"--work", KIT_OPT_INT, &L.only_work, "W",
+         "part 2: only this many steps per element instead of the sweep 1, 2, 4, ..., 64", 1, 4096, NULL},
+    };
+    const kit_lab lab03 = {
+        "03-divergence",
+        "Lab 03: warp divergence",
+        "Lab 03: warp divergence. Times the course's four-way branch by thread against\n"
+        "the same branch by warp and the book's mathKernel1-4, then a kernel whose\n"
+        "work depends on each element's class, mixed and grouped by class, with the\n"
+        "grouping's cost; counts the lanes that run each branch body, and checks\n"
+        "every result.",
+        opts, KIT_COUNT(opts), NULL, setup, NULL, NULL, summary, teardown, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    L.r.iterations = ITERATIONS;
+    return kit_lab_main(&lab03, &L, &L.run, argc, argv);
 }
