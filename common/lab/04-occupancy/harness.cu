@@ -50,6 +50,10 @@
 #include "kit_timing.h"
 #include "kit_trace.h"
 
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h"
+
 #include "contract.h"
 #include "kit_student.h"
 
@@ -357,15 +361,14 @@ typedef struct {
 } cpu_check;
 
 /* The course's K40 table: 16 registers a thread, no shared memory. */
-static void k40_table(cpu_check *r, int print)
+static void k40_table(cpu_check *r, FILE *out)
 {
     const gpu_limits *g = &table[0];
     static const double want[6] = {0.25, 0.5, 1, 1, 1, 1};
 
     r->k40_ok = 1;
-    if (print)
-        printf("The course's Tesla K40 (15 SMX, 64 warps and 16 blocks each), 16 registers a thread:\n"
-               "%19s %12s %11s  %s\n", "threads per block", "blocks/SMX", "occupancy", "limit");
+    fprintf(out, "The course's Tesla K40 (15 SMX, 64 warps and 16 blocks each), 16 registers a thread:\n"
+            "%19s %12s %11s  %s\n", "threads per block", "blocks/SMX", "occupancy", "limit");
     for (int i = 0, t = 32; i < 6; i++, t *= 2) {
         answer a = calculate(r->model, g, t, 16, 0);
         int lim = 2;
@@ -373,25 +376,25 @@ static void k40_table(cpu_check *r, int print)
         r->k40_ok &= fabs(r->k40[i] - want[i]) < 1e-9;
         for (int k = 2; k >= 0; k--)
             lim = a.by[k] == a.blocks ? k : lim;
-        if (print)
-            printf("%19d %12d %10.0f%%  %s\n", t, a.blocks, 100 * r->k40[i],
-                   lim == 0 && g->max_warps_per_sm / (t / 32) > a.blocks ? "blocks" : limit_names[lim]);
+        fprintf(out, "%19d %12d %10.0f%%  %s\n", t, a.blocks, 100 * r->k40[i],
+                lim == 0 && g->max_warps_per_sm / (t / 32) > a.blocks ? "blocks" : limit_names[lim]);
     }
-    if (print)
-        printf("(the course: 25%%, 50%%, then 100%%)\n\n");
+    fprintf(out, "(the course: 25%%, 50%%, then 100%%)\n\n");
 }
 
-/* The calculator against the rules on every GPU of the table. */
-static void check_table(cpu_check *r, unsigned long long seed, int print)
+/* Calculator m on the CPU, its tables for people to out: the K40 table,
+ * then against the rules on every GPU of the table. */
+static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE *out)
 {
     unsigned long long s = seed ^ 0x5eed0004ull;
     tally all;
 
+    r->model = m;
+    k40_table(r, out);
     memset(&all, 0, sizeof all);
-    if (print)
-        printf("The calculator against the rules, on the CPU, on the kit's table of GPUs (seed %llu):\n"
-               "%-26s %5s %15s %7s %18s %14s\n",
-               seed, "GPU", "cc", "configurations", "agree", "expose a mistake", "throttles");
+    fprintf(out, "The calculator against the rules, on the CPU, on the kit's table of GPUs (seed %llu):\n"
+            "%-26s %5s %15s %7s %18s %14s\n",
+            seed, "GPU", "cc", "configurations", "agree", "expose a mistake", "throttles");
     for (int i = 0; i < TABLE_ROWS; i++) {
         config list[64];
         int n = exposing_configs(list, 64 - 1, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
@@ -438,9 +441,8 @@ static void check_table(cpu_check *r, unsigned long long seed, int print)
             r->throttles_wrong++;
         }
         r->throttles += throttles;
-        if (print)
-            printf("%-26s %2d.%d %15d %7d %18d %7d of %3d\n", table[i].name, table[i].cc_major, table[i].cc_minor,
-                   t.checked, t.checked - t.wrong, t.exposing, throttles_right, throttles);
+        fprintf(out, "%-26s %2d.%d %15d %7d %18d %7d of %3d\n", table[i].name, table[i].cc_major,
+                table[i].cc_minor, t.checked, t.checked - t.wrong, t.exposing, throttles_right, throttles);
         all.checked += t.checked;
         all.wrong += t.wrong;
         all.exposing += t.exposing;
@@ -470,17 +472,70 @@ static void check_table(cpu_check *r, unsigned long long seed, int print)
             }
         }
     }
-    if (print)
-        printf("scenario 2's threads per block (TODO(6)): %d of %d right, on %d GPU sizes\n\n",
-               r->scenario2_checks - r->scenario2_wrong, r->scenario2_checks, gpu_sizes);
+    fprintf(out, "scenario 2's threads per block (TODO(6)): %d of %d right, on %d GPU sizes\n\n",
+            r->scenario2_checks - r->scenario2_wrong, r->scenario2_checks, gpu_sizes);
     r->configurations = all.checked;
     r->wrong = all.wrong;
     r->exposing = all.exposing;
     memcpy(r->wrong_func, all.wrong_func, sizeof all.wrong_func);
-    if (print)
-        printf("(expose a mistake: configurations where registers counted per thread, not rounded per warp\n"
-               "or taken from one pool, no reserved shared memory, or blocks not in whole warps give\n"
-               "another answer; throttles: shared_memory_for_blocks, right of drawn)\n\n");
+    fprintf(out, "(expose a mistake: configurations where registers counted per thread, not rounded per warp\n"
+            "or taken from one pool, no reserved shared memory, or blocks not in whole warps give\n"
+            "another answer; throttles: shared_memory_for_blocks, right of drawn)\n\n");
+}
+
+static void cpu_facts(const cpu_check *r)
+{
+    static const int t[6] = {32, 64, 128, 256, 512, 1024};
+    char key[48];
+    kit_kv("calculator", "%s", model_names[r->model]);
+    for (int i = 0; i < 6; i++) {
+        snprintf(key, sizeof key, "k40-occupancy-%d", t[i]);
+        kit_kv(key, "%.4f", r->k40[i]);
+    }
+    kit_kv("calculator-cpu-configurations", "%d", r->configurations);
+    kit_kv("calculator-cpu-mismatches", "%d", r->wrong);
+    kit_kv("calculator-cpu-exposing", "%d", r->exposing);
+    kit_kv("calculator-first-drawn", "%s", r->first_drawn);
+    kit_kv("throttle-cpu-checks", "%d", r->throttles);
+    kit_kv("throttle-cpu-mismatches", "%d", r->throttles_wrong);
+    kit_kv("scenario2-cpu-checks", "%d", r->scenario2_checks);
+    kit_kv("scenario2-cpu-mismatches", "%d", r->scenario2_wrong);
+}
+
+/* The calculator's verdict, the same on the CPU and on a GPU. */
+static int cpu_verdict(const cpu_check *r)
+{
+    int ok = 1;
+    if (!r->k40_ok) {
+        fprintf(stderr, "%s: the calculator does not give the course's K40 table (25%%, 50%%, then 100%%): see "
+                        "TODO(1) and TODO(2)\n", kit_program);
+        ok = 0;
+    }
+    if (r->wrong) {
+        fprintf(stderr, "%s: the calculator disagrees with the rules in %d of %d configurations on the kit's table of "
+                        "GPUs:",
+                kit_program, r->wrong, r->configurations);
+        for (int i = 0; i < 3; i++)
+            if (r->wrong_func[i])
+                fprintf(stderr, " %s in %d (%s);", limit_funcs[i], r->wrong_func[i], limit_todos[i]);
+        fprintf(stderr, " the first ones are above\n");
+        ok = 0;
+    }
+    if (r->throttles_wrong) {
+        fprintf(stderr, "%s: shared_memory_for_blocks is wrong in %d of %d throttles on the kit's table of GPUs "
+                        "(TODO(5))\n", kit_program, r->throttles_wrong, r->throttles);
+        ok = 0;
+    }
+    if (r->scenario2_wrong) {
+        fprintf(stderr, "%s: scenario2_threads_per_block is wrong in %d of %d launches on GPUs of many sizes "
+                        "(TODO(6))\n", kit_program, r->scenario2_wrong, r->scenario2_checks);
+        ok = 0;
+    }
+    if (r->throttles == 0) {
+        fprintf(stderr, "%s: internal: no throttle was drawn\n", kit_program);
+        ok = 0;
+    }
+    return ok;
 }
 
 /* ---- on this GPU: the runtime's own answers ----------------------------------- */
@@ -548,7 +603,7 @@ typedef struct {
 } gpu_check;
 
 static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *kernels, int nk,
-                           unsigned long long seed, int print)
+                           unsigned long long seed, FILE *out)
 {
     static const int grid_threads[] = {32, 64, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 896, 1024};
     static const int grid_smem[] = {0, 1000, 8192, 30000};
@@ -559,10 +614,9 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
 
     memset(&r, 0, sizeof r);
     memset(&t, 0, sizeof t);
-    if (print)
-        printf("Your calculator against cudaOccupancyMaxActiveBlocksPerMultiprocessor on this GPU:\n"
-               "%-34s %10s %8s %15s %7s %18s\n", "kernel", "registers", "static", "configurations", "agree",
-               "expose a mistake");
+    fprintf(out, "Your calculator against cudaOccupancyMaxActiveBlocksPerMultiprocessor on this GPU:\n"
+            "%-34s %10s %8s %15s %7s %18s\n", "kernel", "registers", "static", "configurations", "agree",
+            "expose a mistake");
     for (int k = 0; k < nk; k++) {
         struct cudaFuncAttributes fa;
         gpu_limits g;
@@ -600,15 +654,13 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
             }
             check_one(m, &list[i], api, &t);
         }
-        if (print)
-            printf("%-34s %10d %8d %15d %7d %18d\n", kernels[k].name, fa.numRegs, kc.static_smem, t.checked - before,
-                   t.checked - before - (t.wrong - wrong_before), t.exposing - exp_before);
+        fprintf(out, "%-34s %10d %8d %15d %7d %18d\n", kernels[k].name, fa.numRegs, kc.static_smem,
+                t.checked - before, t.checked - before - (t.wrong - wrong_before), t.exposing - exp_before);
     }
     r.configurations = t.checked;
     r.wrong = t.wrong;
     r.exposing = t.exposing;
-    if (print)
-        printf("\n");
+    fprintf(out, "\n");
     if (r.kit_wrong)
         fprintf(stderr, "%s: note: the kit's own rules disagree with the runtime in %d configurations on %s "
                         "(compute capability %d.%d): the kit may not know this GPU's rules\n",
@@ -853,13 +905,6 @@ static double theoretical(const kit_device *d, const void *fn, dim3 block, int s
     return (double)b * ((threads + 31) / 32) / d->max_warps_per_sm;
 }
 
-static int registers_of(const void *fn)
-{
-    struct cudaFuncAttributes fa;
-    KIT_CHECK(cudaFuncGetAttributes(&fa, fn));
-    return fa.numRegs;
-}
-
 /* ======== the lab, step by step ================================================= */
 
 /* The book's shapes (notes 001), with its figures on a Tesla M2070 and a
@@ -892,24 +937,24 @@ typedef struct {
     char error[96];
 } measured;
 
-typedef struct {
-    kit_common c;
-    kit_device dev;
+struct lab {
+    kit_run run; /* options, the GPU, the timing, the verdict */
     enum model model;
     int iterations, max_n, rounds, launch_illegal, calculator_only;
     const char *model_name;
-    kit_policy policy;
     int side; /* the matrix of Parts 4 and 5 */
     arrays a;
-    int pass;
     /* Part 1 */
     cpu_check cpu;
     gpu_check gpu;
+    char *part1_text; /* its tables for people */
+    size_t part1_length;
     /* Part 2 */
     int nsizes;
-    measured sc[2][MAX_SIZES];
+    measured sc[MAX_SIZES][2]; /* scenarios 1 and 2 of each n */
     measured sweep[SWEEP_ROWS];
     int nsweep, sweep_n, sweep_choice, sweep_best, sweep_mine; /* choice: threads; best, mine: rows */
+    double sweep_vs[SWEEP_ROWS]; /* each row's time over the fastest's: the choice's is sweep_vs[sweep_mine] */
     double sweep_limit;
     const char *sweep_unjudged; /* why the choice was not judged on its time, or NULL */
     /* Part 3 */
@@ -921,102 +966,93 @@ typedef struct {
     measured heavy[2];
     int heavy_max_threads, heavy_predicted[2], heavy_target_blocks;
     measured throttle[8];
-    int nthrottle, throttle_target[8], throttle_bytes_asked[8], throttle_predicted[8], throttle_ok[8];
+    int nthrottle, throttle_target[8], throttle_predicted[8], throttle_ok[8]; /* bytes asked: the row's run.smem */
     int throttle_kit_bytes[8], throttle_unit, unthrottled;
-    int human; /* the tables for people: not when the CSV goes to stdout */
-} lab;
+};
 
-/* The matrix: by default its three arrays are at least 4 L2s, a multiple of
- * 256 on a side (every shape tiles it), at least 2,048; --size N: the side
- * is the root of N, any number. */
-static void choose_sizes(lab *L)
+/* A row made new for a launch of `kind`, traced with no other counts. */
+static void row_init(measured *m, lab *L, enum kind kind, kit_counter *counter)
 {
-    const kit_device *d = &L->dev;
-    unsigned long long need, heavy_n = (unsigned long long)HEAVY_WAVES * d->sms * d->max_threads_per_sm;
-    size_t wave;
-
-    if (L->c.size)
-        L->side = (int)sqrt((double)L->c.size);
-    else {
-        L->side = round_up((int)ceil(sqrt(4.0 * (double)d->l2_bytes / 12.0)), 256);
-        L->side = L->side < 2048 ? 2048 : L->side;
-        while (L->side > 2048 && 16.0 * L->side * L->side > d->free_bytes / 2.0)
-            L->side -= 256;
-    }
-    L->side = L->side < 32 ? 32 : L->side;
-    L->a.cap = (size_t)L->side * L->side;
-    L->a.cap = L->a.cap > (size_t)L->max_n ? L->a.cap : (size_t)L->max_n;
-    L->a.cap = L->a.cap > heavy_n ? L->a.cap : heavy_n;
-    /* the wave: a block more than the GPU holds at once */
-    wave = (size_t)(d->sms * d->max_blocks_per_sm + 1) * 1024;
-    L->a.cap = L->a.cap > wave ? L->a.cap : wave;
-    need = 16ull * L->a.cap + (256ull << 20);
-    if ((long long)need > d->free_bytes)
-        kit_die(KIT_EXIT_USAGE,
-                "--size %llu needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a smaller --size",
-                L->c.size, need / 1048576.0, d->name, d->free_bytes / 1048576.0);
+    *m = measured();
+    m->run.kind = kind;
+    m->run.a = &L->a;
+    m->run.counter = counter;
+    m->run.dev = &L->run.dev;
+    m->run.trace_only = 1;
+    m->run.grid = dim3(1);
+    m->run.block = dim3(1);
 }
 
-static void arrays_setup(arrays *a, unsigned long long seed)
-{
-    size_t bytes = a->cap * sizeof(float);
-    KIT_CHECK(cudaMalloc((void **)&a->dA, bytes));
-    KIT_CHECK(cudaMalloc((void **)&a->dB, bytes));
-    KIT_CHECK(cudaMalloc((void **)&a->dC, bytes));
-    KIT_CHECK(cudaMalloc((void **)&a->dKeep, bytes));
-    a->hA = (float *)kit_host_alloc(bytes);
-    a->hB = (float *)kit_host_alloc(bytes);
-    a->hC = (float *)kit_host_alloc(bytes);
-    a->heavy_index = NULL;
-    kit_fill_uniform(a->dA, a->cap, seed);
-    kit_fill_uniform(a->dB, a->cap, seed + 1);
-    KIT_CHECK(cudaMemcpy(a->hA, a->dA, bytes, cudaMemcpyDeviceToHost));
-    KIT_CHECK(cudaMemcpy(a->hB, a->dB, bytes, cudaMemcpyDeviceToHost));
-}
-
-static void arrays_teardown(arrays *a)
-{
-    KIT_CHECK(cudaFree(a->dA));
-    KIT_CHECK(cudaFree(a->dB));
-    KIT_CHECK(cudaFree(a->dC));
-    KIT_CHECK(cudaFree(a->dKeep));
-    free(a->hA);
-    free(a->hB);
-    free(a->hC);
-    free(a->heavy_index);
-}
-
-static void run_init(run_t *r, lab *L, enum kind kind, kit_counter *counter)
-{
-    *r = run_t();
-    r->kind = kind;
-    r->a = &L->a;
-    r->counter = counter;
-    r->dev = &L->dev;
-    r->trace_only = 1;
-    r->grid = dim3(1);
-    r->block = dim3(1);
-}
-
-/* Counted, checked, timed; the theoretical occupancy of both builds. */
+/* Counted, checked, timed; the theoretical occupancy of both builds. The
+ * row's own verdict (every element right in every run) as it is measured;
+ * the parts' verdicts say what the rows alone cannot. */
 static void measure_row(lab *L, measured *m)
 {
     const void *fn = kernel_of(&m->run, 0), *fc = kernel_of(&m->run, 1);
-    m->theoretical = theoretical(&L->dev, fn, m->run.block, m->run.smem, &m->blocks_per_sm);
-    m->counted_theoretical = theoretical(&L->dev, fc, m->run.block, m->run.smem, NULL);
-    {
-        struct cudaFuncAttributes fa;
-        KIT_CHECK(cudaFuncGetAttributes(&fa, fn));
-        m->regs = fa.numRegs;
-        m->local_bytes = fa.localSizeBytes;
-    }
-    m->counted_regs = registers_of(fc);
-    measure(&m->run, &m->row, &L->policy);
+    struct cudaFuncAttributes fa;
+    m->theoretical = theoretical(&L->run.dev, fn, m->run.block, m->run.smem, &m->blocks_per_sm);
+    m->counted_theoretical = theoretical(&L->run.dev, fc, m->run.block, m->run.smem, NULL);
+    KIT_CHECK(cudaFuncGetAttributes(&fa, fn));
+    m->regs = fa.numRegs;
+    m->local_bytes = fa.localSizeBytes;
+    KIT_CHECK(cudaFuncGetAttributes(&fa, fc));
+    m->counted_regs = fa.numRegs;
+    measure(&m->run, &m->row, &L->run.policy);
     m->launched = 1;
-    L->pass &= kit_row_ok(&m->row, m->run.n);
+    if (!kit_row_ok(&m->row, m->run.n))
+        L->run.pass = 0;
 }
 
-static void part1_calculator(lab *L)
+static double ms_of(const measured *m) { return m->launched && m->row.timed ? m->row.t.median_ms : 0.0; }
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+static const char *check_word(const measured *m) { return m->launched ? kit_row_check_word(&m->row) : "-"; }
+
+/* A part's rows in the CSV, one table for every part: the part, the row's
+ * key, its launch and occupancy, its time. A row not launched has no line. */
+static void csv_rows(const lab *L, FILE *csv, int part, const measured *m, int n)
+{
+    for (; n > 0; n--, m++) {
+        if (!m->launched)
+            continue;
+        kit_csv_prefix(csv, &L->run.dev, (unsigned long long)L->side * L->side, L->run.c.seed);
+        fprintf(csv, "%d,%s,%u,%llu,%d,%.4f,%.4f,%.4f,%.6f,%d\n", part, m->row.key, m->run.block.x * m->run.block.y,
+                (unsigned long long)m->run.grid.x * m->run.grid.y, m->blocks_per_sm, m->theoretical,
+                m->run.trace.achieved_occupancy, m->run.trace.sm_efficiency, ms_of(m), m->row.wrong == 0);
+    }
+}
+
+/* Rows' key: value lines, each under its key (not launched: none). */
+static void measured_kv(const measured *m, int n)
+{
+    char k[80];
+#define KV(suffix, fmt, value)                           \
+    do {                                                 \
+        snprintf(k, sizeof k, "%s-" suffix, m->row.key); \
+        kit_kv(k, fmt, value);                           \
+    } while (0)
+    for (; n > 0; n--, m++) {
+        if (!m->launched)
+            continue;
+        kit_row_kv(&m->row);
+        KV("threads", "%u", m->run.block.x * m->run.block.y);
+        KV("blocks", "%llu", (unsigned long long)m->run.grid.x * m->run.grid.y);
+        KV("registers", "%d", m->regs);
+        KV("blocks-per-sm", "%d", m->blocks_per_sm);
+        KV("theoretical", "%.4f", m->theoretical);
+        KV("counted-theoretical", "%.4f", m->counted_theoretical);
+        KV("achieved", "%.4f", m->run.trace.achieved_occupancy);
+        KV("sm-efficiency", "%.4f", m->run.trace.sm_efficiency);
+        KV("peak-warps-per-sm", "%d", m->run.trace.peak_warps_per_sm);
+        KV("traced-warps", "%llu", m->run.trace.warps);
+    }
+#undef KV
+}
+
+/* ---- Part 1: the calculator --------------------------------------------------- */
+
+static void part1_measure(lab *L)
 {
     kernel_ref kernels[] = {
         {"scenario_kernel", kit_kernels_timed[KIT_KERNEL_scenario_kernel]},
@@ -1031,53 +1067,77 @@ static void part1_calculator(lab *L)
         {"the kit's probe_45_shared", (const void *)probe_45_shared},
         {"the kit's probe_100", (const void *)probe_100},
     };
-    if (L->human) {
-        kit_banner("Lab 04: occupancy and SM efficiency", &L->dev);
-        printf("per SM: %d threads (%d warps), %d blocks, %d registers, %lld KiB shared memory (%lld B reserved "
-               "per block)\n\n",
-               L->dev.max_threads_per_sm, L->dev.max_warps_per_sm, L->dev.max_blocks_per_sm, L->dev.regs_per_sm,
-               L->dev.smem_per_sm / 1024, L->dev.smem_reserved_per_block);
-        printf("Part 1: the occupancy calculator (TODO(1) to TODO(3), TODO(5) and TODO(6)); calculator: %s\n\n",
-               model_help[L->model]);
-    }
-    L->cpu.model = L->model;
-    k40_table(&L->cpu, L->human);
-    check_table(&L->cpu, L->c.seed, L->human);
-    L->gpu = check_gpu(L->model, &L->dev, kernels, KIT_COUNT(kernels), L->c.seed, L->human);
+    /* Its tables are written as it checks, as without a GPU: here into
+     * memory, printed in their turn after the banner. */
+    FILE *out = open_memstream(&L->part1_text, &L->part1_length);
+    if (!out)
+        kit_die(KIT_EXIT_FAIL, "internal: no memory for Part 1's tables");
+    fprintf(out, "Part 1: the occupancy calculator (TODO(1) to TODO(3), TODO(5) and TODO(6)); calculator: %s\n\n",
+            model_help[L->model]);
+    check_cpu(&L->cpu, L->model, L->run.c.seed, out);
+    L->gpu = check_gpu(L->model, &L->run.dev, kernels, KIT_COUNT(kernels), L->run.c.seed, out);
+    fclose(out);
 }
 
-static double ms_of(const measured *m) { return m->launched && m->row.timed ? m->row.t.median_ms : 0.0; }
+static void part1_print(lab *L) { fputs(L->part1_text, stdout); }
 
-static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+static void part1_kv(lab *L)
+{
+    cpu_facts(&L->cpu);
+    kit_kv("calculator-gpu-configurations", "%d", L->gpu.configurations);
+    kit_kv("calculator-gpu-mismatches", "%d", L->gpu.wrong);
+    kit_kv("calculator-gpu-exposing", "%d", L->gpu.exposing);
+    kit_kv("kit-model-gpu-mismatches", "%d", L->gpu.kit_wrong);
+}
+
+/* The calculator agrees with the rules everywhere and with the runtime on
+ * this GPU. */
+static void part1_verdict(lab *L)
+{
+    if (!cpu_verdict(&L->cpu))
+        L->run.pass = 0;
+    if (L->gpu.wrong) {
+        fprintf(stderr, "%s: the calculator disagrees with cudaOccupancyMaxActiveBlocksPerMultiprocessor in %d of %d "
+                        "configurations on this GPU (the first ones are above)\n",
+                kit_program, L->gpu.wrong, L->gpu.configurations);
+        L->run.pass = 0;
+    }
+}
+
+/* ---- Part 2: the course's two scenarios, and the block sizes ------------------- */
+
+/* The scenario kernel at n elements in blocks of `threads`, the row made
+ * and named: counted, checked, timed. */
+static void measure_scenario(lab *L, measured *m, unsigned int n, int threads)
+{
+    m->run.n = n;
+    m->run.block = dim3(threads);
+    m->run.grid = dim3((n + threads - 1) / threads);
+    m->run.work = L->iterations;
+    m->run.trace_work = L->iterations / TRACE_DIVISOR > 0 ? L->iterations / TRACE_DIVISOR : 1;
+    measure_row(L, m);
+}
 
 static void part2_scenarios(lab *L)
 {
     kit_counter counter;
-    unsigned long long most = 0;
 
-    for (unsigned int n = 32; n <= (unsigned int)L->max_n; n *= 2)
-        most = n / 32 + 64 > most ? n / 32 + 64 : most;
-    kit_counter_create(&counter, 0, most + (unsigned long long)L->dev.sms * 32);
+    kit_counter_create(&counter, 0,
+                       (unsigned long long)L->max_n / 32 + 64 + (unsigned long long)L->run.dev.sms * 32);
     L->nsizes = 0;
     for (unsigned int n = 32; n <= (unsigned int)L->max_n && L->nsizes < MAX_SIZES; n *= 2, L->nsizes++)
         for (int s = 0; s < 2; s++) {
-            measured *m = &L->sc[s][L->nsizes];
-            int threads = s == 0 ? (n < 1024 ? (int)n : 1024) : scenario2_of(L->model, n, L->dev.sms);
+            measured *m = &L->sc[L->nsizes][s];
+            int threads = s == 0 ? (n < 1024 ? (int)n : 1024) : scenario2_of(L->model, n, L->run.dev.sms);
             /* A size no block can have: the rule's, so that the rest runs
              * (the check on the CPU has failed the lab already). */
             if (threads < 1 || threads > 1024)
-                threads = scenario2_rule(n, L->dev.sms);
+                threads = scenario2_rule(n, L->run.dev.sms);
             char key[24];
-            *m = measured();
-            run_init(&m->run, L, SCENARIO, &counter);
-            m->run.n = n;
-            m->run.block = dim3(threads);
-            m->run.grid = dim3((n + threads - 1) / threads);
-            m->run.work = L->iterations;
-            m->run.trace_work = L->iterations / TRACE_DIVISOR > 0 ? L->iterations / TRACE_DIVISOR : 1;
+            row_init(m, L, SCENARIO, &counter);
             snprintf(key, sizeof key, "s%d-%u", s + 1, n);
             kit_row_name(&m->row, key, NULL, "scenario %d, n = %u", s + 1, n);
-            measure_row(L, m);
+            measure_scenario(L, m, n, threads);
         }
     kit_counter_destroy(&counter);
 }
@@ -1088,7 +1148,7 @@ static void part2_scenarios(lab *L)
  * threads, and in the student's choice where it is none of these. The
  * fastest of them is this GPU's answer; the choice ties with it within
  * SWEEP_SLACK, widened by how far the two rows' own timed runs spread. It
- * is said, not judged (see verdict). Compared only where the
+ * is said, not judged (see part2_verdict). Compared only where the
  * measurement shows what it is about: one block of 1,024 threads at least
  * SWEEP_SHOWN times the fastest (not so with a few iterations, where the
  * launch is the time), and not under compute-sanitizer, whose
@@ -1098,7 +1158,7 @@ static void part2_block_sizes(lab *L)
 {
     kit_counter counter;
     unsigned int n = (unsigned int)L->max_n < SWEEP_N ? (unsigned int)L->max_n : SWEEP_N;
-    int choice = scenario2_of(L->model, n, L->dev.sms), sizes[SWEEP_ROWS], k = 0;
+    int choice = scenario2_of(L->model, n, L->run.dev.sms), sizes[SWEEP_ROWS], k = 0;
 
     L->sweep_n = (int)n;
     L->sweep_choice = choice;
@@ -1108,26 +1168,22 @@ static void part2_block_sizes(lab *L)
         sizes[k++] = choice;
     L->nsweep = k;
     L->sweep_best = L->sweep_mine = -1;
-    kit_counter_create(&counter, 0, n / 32 + 64 + (unsigned long long)L->dev.sms * 32);
+    kit_counter_create(&counter, 0, n / 32 + 64 + (unsigned long long)L->run.dev.sms * 32);
     for (int i = 0; i < L->nsweep; i++) {
         measured *m = &L->sweep[i];
         char key[24];
-        *m = measured();
-        run_init(&m->run, L, SCENARIO, &counter);
-        m->run.n = n;
-        m->run.block = dim3(sizes[i]);
-        m->run.grid = dim3((n + sizes[i] - 1) / sizes[i]);
-        m->run.work = L->iterations;
-        m->run.trace_work = L->iterations / TRACE_DIVISOR > 0 ? L->iterations / TRACE_DIVISOR : 1;
+        row_init(m, L, SCENARIO, &counter);
         snprintf(key, sizeof key, "b%u-%d", n, sizes[i]);
         kit_row_name(&m->row, key, NULL, "n = %u, blocks of %d", n, sizes[i]);
-        measure_row(L, m);
+        measure_scenario(L, m, n, sizes[i]);
         if (ms_of(m) > 0 && (L->sweep_best < 0 || ms_of(m) < ms_of(&L->sweep[L->sweep_best])))
             L->sweep_best = i;
         if (sizes[i] == choice)
             L->sweep_mine = i;
     }
     kit_counter_destroy(&counter);
+    for (int i = 0; i < L->nsweep; i++)
+        L->sweep_vs[i] = L->sweep_best >= 0 ? ratio(ms_of(&L->sweep[i]), ms_of(&L->sweep[L->sweep_best])) : 0.0;
     L->sweep_limit = SWEEP_SLACK;
     if (L->sweep_best >= 0 && L->sweep_mine >= 0) {
         const kit_measurement *b = &L->sweep[L->sweep_best].row.t, *c = &L->sweep[L->sweep_mine].row.t;
@@ -1136,244 +1192,41 @@ static void part2_block_sizes(lab *L)
     L->sweep_unjudged = NULL;
     if (kit_under_sanitizer())
         L->sweep_unjudged = "under compute-sanitizer, times mean nothing";
-    else if (L->sweep_best < 0 || ratio(ms_of(&L->sweep[SWEEP_WHOLE]), ms_of(&L->sweep[L->sweep_best])) < SWEEP_SHOWN)
+    else if (L->sweep_best < 0 || L->sweep_vs[SWEEP_WHOLE] < SWEEP_SHOWN)
         L->sweep_unjudged = "one block of 1,024 threads is not 1.25x the fastest here: at this size and iteration "
                             "count the block sizes do not show apart from the launch";
 }
 
-static void part3_wave(lab *L)
-{
-    kit_counter counter;
-    int full;
+static void part2_measure(lab *L) { part2_scenarios(L); part2_block_sizes(L); }
 
-    L->wave_per_sm = runtime_blocks((const void *)wave_kernel<const float *, float *>, 1024, 0);
-    full = L->dev.sms * L->wave_per_sm;
-    kit_counter_create(&counter, 0, (unsigned long long)(full + 1) * 32);
-    for (int w = 0; w < 2; w++) {
-        measured *m = &L->wave[w];
-        *m = measured();
-        run_init(&m->run, L, WAVE, &counter);
-        m->run.grid = dim3(full + w);
-        m->run.block = dim3(1024);
-        m->run.n = (unsigned int)(full + w) * 1024;
-        m->run.work = L->iterations * WAVE_STEPS;
-        kit_row_name(&m->row, w ? "wave-plus-one" : "wave-full", NULL, "%d blocks of 1024", full + w);
-        measure_row(L, m);
-    }
-    kit_counter_destroy(&counter);
-}
-
-static void part4_shapes(lab *L)
-{
-    kit_counter counter;
-    unsigned long long most = 0;
-    int side = L->side;
-
-    for (int k = 0; k < SHAPES; k++) {
-        unsigned long long w = (unsigned long long)((side + shapes[k].x - 1) / shapes[k].x) *
-                               ((side + shapes[k].y - 1) / shapes[k].y) * ((shapes[k].x * shapes[k].y + 31) / 32);
-        if (shapes[k].x * shapes[k].y <= L->dev.max_threads_per_block)
-            most = w > most ? w : most;
-    }
-    kit_counter_create(&counter, 0, most);
-    for (int k = 0; k < SHAPES; k++) {
-        measured *m = &L->shape[k];
-        int bx = shapes[k].x, by = shapes[k].y;
-        char key[24];
-
-        *m = measured();
-        run_init(&m->run, L, SHAPE, &counter);
-        m->run.trace_only = 0; /* segments and sectors per request too */
-        m->run.block = dim3(bx, by);
-        m->run.grid = dim3((side + bx - 1) / bx, (side + by - 1) / by);
-        m->run.nx = m->run.ny = side;
-        m->run.n = (unsigned int)((size_t)side * side);
-        snprintf(key, sizeof key, "shape-%dx%d", bx, by);
-        kit_row_name(&m->row, key, NULL, "sumMatrixOnGPU2D (%d,%d)", bx, by);
-        if (bx * by > L->dev.max_threads_per_block) {
-            /* The book launched it and got an error; --launch-illegal does too. */
-            if (L->launch_illegal) {
-                cudaError_t e = launch_status(&m->run, 0);
-                (void)cudaGetLastError(); /* the error is the launch's, not a sticky one */
-                snprintf(m->error, sizeof m->error, "%s: %d threads per block, at most %d", cudaGetErrorName(e),
-                         bx * by, L->dev.max_threads_per_block);
-            } else
-                snprintf(m->error, sizeof m->error, "not launched: %d threads per block, at most %d", bx * by,
-                         L->dev.max_threads_per_block);
-            continue;
-        }
-        measure_row(L, m);
-    }
-    kit_counter_destroy(&counter);
-}
-
-/* heavy's inputs: each element one of HEAVY_INPUTS values drawn from the
- * seed, whose results the CPU computes once each, exactly as the kernel. */
-static void heavy_inputs(lab *L, unsigned int n)
-{
-    arrays *a = &L->a;
-    unsigned long long s = L->c.seed ^ 0x68656176ull;
-    float values[HEAVY_INPUTS];
-
-    a->heavy_index = (unsigned short *)kit_host_alloc((size_t)n * sizeof(unsigned short));
-    for (int j = 0; j < HEAVY_INPUTS; j++) {
-        float v[HEAVY_VALUES], x = (float)((splitmix64(&s) >> 40) + 1) / 16777216.0f, sum = 0.0f;
-        values[j] = x;
-        for (int k = 0; k < HEAVY_VALUES; k++)
-            v[k] = x * (float)(k + 1);
-        for (int r = 0; r < L->rounds; r++)
-            for (int k = 0; k < HEAVY_VALUES; k++)
-                v[k] = v[k] * 0.5f + v[(k + 1) % HEAVY_VALUES] * 0.25f + x;
-        for (int k = 0; k < HEAVY_VALUES; k++)
-            sum += v[k];
-        a->heavy_want[j] = sum;
-    }
-    for (unsigned int i = 0; i < n; i++) {
-        a->heavy_index[i] = (unsigned short)(splitmix64(&s) % HEAVY_INPUTS);
-        a->hA[i] = values[a->heavy_index[i]];
-    }
-    KIT_CHECK(cudaMemcpy(a->dA, a->hA, (size_t)n * sizeof(float), cudaMemcpyHostToDevice));
-}
-
-static void part5_heavy(lab *L)
-{
-    kit_counter counter;
-    unsigned int n = (unsigned int)HEAVY_WAVES * L->dev.sms * L->dev.max_threads_per_sm;
-    struct cudaFuncAttributes fa;
-
-    heavy_inputs(L, n);
-    kit_counter_create(&counter, 0, n / 32 + 32);
-    L->heavy_target_blocks = HEAVY_TARGET_WARPS / (HEAVY_THREADS / 32);
-    KIT_CHECK(cudaFuncGetAttributes(&fa, kit_kernels_timed[KIT_KERNEL_heavy_bounded]));
-    L->heavy_max_threads = fa.maxThreadsPerBlock;
-    for (int b = 0; b < 2; b++) {
-        measured *m = &L->heavy[b];
-        struct cudaFuncAttributes f;
-        gpu_limits g;
-        *m = measured();
-        run_init(&m->run, L, HEAVY, &counter);
-        m->run.bounded = b;
-        m->run.block = dim3(HEAVY_THREADS);
-        m->run.grid = dim3((n + HEAVY_THREADS - 1) / HEAVY_THREADS);
-        m->run.n = n;
-        m->run.work = L->rounds;
-        kit_row_name(&m->row, b ? "heavy-bounded" : "heavy", b ? "TODO(4)" : NULL, b ? "heavy_bounded" : "heavy");
-        /* Your calculator's prediction, from the registers the compiler chose. */
-        KIT_CHECK(cudaFuncGetAttributes(&f, kernel_of(&m->run, 0)));
-        g = limits_of(&L->dev, &f);
-        L->heavy_predicted[b] = calculate(L->model, &g, HEAVY_THREADS, f.numRegs, (int)f.sharedSizeBytes).blocks;
-        if (b && L->heavy_max_threads < HEAVY_THREADS) {
-            snprintf(m->error, sizeof m->error, "its __launch_bounds__ allow %d threads per block, not %d",
-                     L->heavy_max_threads, HEAVY_THREADS);
-            m->regs = f.numRegs;
-            continue;
-        }
-        measure_row(L, m);
-    }
-    kit_counter_destroy(&counter);
-}
-
-static void part5_throttle(lab *L)
-{
-    kit_counter counter;
-    const void *fn = kit_kernels_timed[KIT_KERNEL_sumMatrixOnGPU2D];
-    const void *fc = kit_kernels_counted[KIT_KERNEL_sumMatrixOnGPU2D];
-    int side = L->side, opt = (int)L->dev.smem_per_block_optin;
-    unsigned long long warps = (unsigned long long)((side + THROTTLE_X - 1) / THROTTLE_X) * side * (THROTTLE_X / 32);
-    struct cudaFuncAttributes fa;
-    gpu_limits g;
-
-    /* Any block may take all the shared memory a block can opt in to. */
-    for (int k = 0; k < 2; k++) {
-        const void *f = k ? fc : fn;
-        KIT_CHECK(cudaFuncGetAttributes(&fa, f));
-        KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, opt - (int)fa.sharedSizeBytes));
-        KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared));
-    }
-    KIT_CHECK(cudaFuncGetAttributes(&fa, fn));
-    g = limits_of(&L->dev, &fa);
-    L->unthrottled = runtime_blocks(fn, THROTTLE_X, 0);
-    L->throttle_unit = g.smem_alloc_unit;
-    kit_counter_create(&counter, 0, warps);
-    L->nthrottle = 0;
-    for (int blocks = L->unthrottled; blocks >= 1 && L->nthrottle < 8; blocks /= 2) {
-        int i = L->nthrottle++;
-        measured *m = &L->throttle[i];
-        int bytes = 0;
-        char key[24];
-
-        *m = measured();
-        L->throttle_target[i] = blocks;
-        if (blocks < L->unthrottled) {
-            bytes = throttle_bytes(L->model == YOURS ? YOURS : KIT, &g, THROTTLE_X, fa.numRegs,
-                                   (int)fa.sharedSizeBytes, blocks);
-            L->throttle_bytes_asked[i] = bytes;
-            L->throttle_kit_bytes[i] = throttle_bytes(KIT, &g, THROTTLE_X, fa.numRegs, (int)fa.sharedSizeBytes, blocks);
-            L->throttle_ok[i] = throttle_right(&g, (int)fa.sharedSizeBytes, bytes, blocks) &&
-                                runtime_blocks(fn, THROTTLE_X, bytes) <= blocks;
-        } else
-            L->throttle_ok[i] = 1;
-        L->throttle_predicted[i] = -1;
-        if (bytes >= 0 && (int)fa.sharedSizeBytes + bytes <= g.max_smem_per_block)
-            L->throttle_predicted[i] =
-                calculate(L->model, &g, THROTTLE_X, fa.numRegs, (int)fa.sharedSizeBytes + bytes).blocks;
-        run_init(&m->run, L, THROTTLE, &counter);
-        m->run.block = dim3(THROTTLE_X, 1);
-        m->run.grid = dim3((side + THROTTLE_X - 1) / THROTTLE_X, side);
-        m->run.nx = m->run.ny = side;
-        m->run.n = (unsigned int)((size_t)side * side);
-        m->run.smem = bytes;
-        snprintf(key, sizeof key, "throttle-%d", blocks);
-        kit_row_name(&m->row, key, blocks < L->unthrottled ? "TODO(5)" : NULL, "(128,1), %d block%s/SM", blocks,
-                     blocks > 1 ? "s" : "");
-        if (bytes < 0 || (int)fa.sharedSizeBytes + bytes > g.max_smem_per_block) {
-            snprintf(m->error, sizeof m->error, "not launched: %d bytes of dynamic shared memory", bytes);
-            continue;
-        }
-        measure_row(L, m);
-    }
-    kit_counter_destroy(&counter);
-}
-
-/* ======== the report ============================================================ */
-
-static const char *check_word(const measured *m)
-{
-    if (!m->launched)
-        return "-";
-    return kit_row_check_word(&m->row);
-}
-
-static void print_scenarios(const lab *L)
+static void part2_print(lab *L)
 {
     printf("Part 2: the course's two scenarios, %d iterations, %d SMs (the course's code assumed 16)\n"
            "scenario 1: min(n, 1024) threads per block; scenario 2: the work spread over the SMs first\n\n",
-           L->iterations, L->dev.sms);
+           L->iterations, L->run.dev.sms);
     printf("%7s |%8s %6s %6s %8s %8s %9s |%8s %6s %6s %8s %8s %9s | %6s %6s\n", "", "S1", "", "theor.", "achieved",
            "SM eff.", "", "S2", "", "theor.", "achieved", "SM eff.", "", "S1/S2", "K40");
     printf("%7s |%8s %6s %6s %8s %8s %9s |%8s %6s %6s %8s %8s %9s | %6s %6s\n", "n", "threads", "blocks", "occ.",
            "occ.", "", "time (ms)", "threads", "blocks", "occ.", "occ.", "", "time (ms)", "time", "S1/S2");
     for (int i = 0; i < L->nsizes; i++) {
-        printf("%7u |", L->sc[0][i].run.n);
+        printf("%7u |", L->sc[i][0].run.n);
         for (int s = 0; s < 2; s++) {
-            const measured *m = &L->sc[s][i];
+            const measured *m = &L->sc[i][s];
             printf("%8u %6u %5.0f%% %7.1f%% %7.2f%% %9.3f |", m->run.block.x, m->run.grid.x, 100 * m->theoretical,
                    100 * m->run.trace.achieved_occupancy, 100 * m->run.trace.sm_efficiency, ms_of(m));
         }
-        printf(" %5.2fx", ratio(ms_of(&L->sc[0][i]), ms_of(&L->sc[1][i])));
+        printf(" %5.2fx", ratio(ms_of(&L->sc[i][0]), ms_of(&L->sc[i][1])));
         if (i < (int)(sizeof course_s1 / sizeof *course_s1))
             printf(" %5.2fx", course_s1[i] / course_s2[i]);
         printf("\n");
     }
     printf("(achieved occupancy and SM efficiency: traced on each kernel's counting copy at %d iterations)\n\n",
-           L->iterations / TRACE_DIVISOR > 0 ? L->iterations / TRACE_DIVISOR : 1);
+           L->sc[0][0].run.trace_work);
     printf("scenario 2's kernel at n = %d in blocks of every size: which is fastest on this GPU?\n", L->sweep_n);
     printf("%8s %7s %9s %8s %8s  %s\n", "threads", "blocks", "time (ms)", "vs best", "SM eff.", "check");
     for (int i = 0; i < L->nsweep; i++) {
         const measured *m = &L->sweep[i];
-        printf("%8u %7u %9.3f %7.2fx %7.1f%%  %s%s\n", m->run.block.x, m->run.grid.x, ms_of(m),
-               L->sweep_best >= 0 ? ratio(ms_of(m), ms_of(&L->sweep[L->sweep_best])) : 0.0,
+        printf("%8u %7u %9.3f %7.2fx %7.1f%%  %s%s\n", m->run.block.x, m->run.grid.x, ms_of(m), L->sweep_vs[i],
                100 * m->run.trace.sm_efficiency, check_word(m), i == L->sweep_mine ? "  <- your choice (TODO(6))" : "");
     }
     if (L->sweep_unjudged)
@@ -1384,12 +1237,85 @@ static void print_scenarios(const lab *L)
                L->sweep_limit);
 }
 
-static void print_wave(const lab *L)
+/* The CSV's head line (one table for every part), then Part 2's rows. */
+static void part2_csv(lab *L, FILE *csv)
+{
+    fprintf(csv, "gpu,size,seed,part,row,threads,blocks,blocks_per_sm,theoretical,achieved,sm_efficiency,time_ms,"
+                 "correct\n");
+    for (int i = 0; i < L->nsizes; i++)
+        csv_rows(L, csv, 2, L->sc[i], 2);
+    csv_rows(L, csv, 2, L->sweep, L->nsweep);
+}
+
+static void part2_kv(lab *L)
+{
+    for (int i = 0; i < L->nsizes; i++)
+        measured_kv(L->sc[i], 2);
+    measured_kv(L->sweep, L->nsweep);
+    kit_kv("block-sizes-n", "%d", L->sweep_n);
+    kit_kv("scenario2-choice-threads", "%d", L->sweep_choice);
+    if (L->sweep_best >= 0)
+        kit_kv("block-sizes-fastest-threads", "%u", L->sweep[L->sweep_best].run.block.x);
+    if (L->sweep_best >= 0 && L->sweep_mine >= 0)
+        kit_kv("scenario2-choice-over-fastest", "%.3f", L->sweep_vs[L->sweep_mine]);
+    kit_kv("scenario2-choice-limit", "%.3f", L->sweep_limit);
+    kit_kv("scenario2-choice-compared", "%s", L->sweep_unjudged ? L->sweep_unjudged : "yes");
+    if (!L->sweep_unjudged && L->sweep_mine >= 0)
+        kit_kv("scenario2-choice-within-limit", "%s", L->sweep_vs[L->sweep_mine] <= L->sweep_limit ? "yes" : "no");
+}
+
+/* A choice no block can have fails; its time against the fastest is said,
+ * not judged: the rule checked in Part 1 is the verdict on TODO(6). */
+static void part2_verdict(lab *L)
+{
+    if (L->sweep_mine < 0) {
+        fprintf(stderr, "%s: scenario2_threads_per_block(n = %d, %d SMs) = %d: no block can have that size, so it "
+                        "was not measured (TODO(6))\n",
+                kit_program, L->sweep_n, L->run.dev.sms, L->sweep_choice);
+        L->run.pass = 0;
+    } else if (!L->sweep_unjudged) {
+        const measured *c = &L->sweep[L->sweep_mine], *b = &L->sweep[L->sweep_best];
+        /* Said, not judged: the rule above is the verdict. A grading run
+         * shares the GPU with other labs' checked runs and times each size
+         * once, so a right choice can read 1.2x there (H100, 2026-11-28). */
+        if (L->sweep_vs[L->sweep_mine] > L->sweep_limit)
+            fprintf(stderr, "%s: note: scenario 2 at n = %d: your blocks of %u threads took %.3f ms, %.2fx the "
+                            "fastest size on this GPU (%u threads, %.3f ms); more than %.2fx: see the block sizes "
+                            "under Part 2 (TODO(6))\n",
+                    kit_program, L->sweep_n, c->run.block.x, ms_of(c), L->sweep_vs[L->sweep_mine], b->run.block.x,
+                    ms_of(b), L->sweep_limit);
+    }
+}
+
+/* ---- Part 3: a partial last wave ---------------------------------------------- */
+
+static void part3_measure(lab *L)
+{
+    kit_counter counter;
+    int full;
+
+    L->wave_per_sm = runtime_blocks((const void *)wave_kernel<const float *, float *>, 1024, 0);
+    full = L->run.dev.sms * L->wave_per_sm;
+    kit_counter_create(&counter, 0, (unsigned long long)(full + 1) * 32);
+    for (int w = 0; w < 2; w++) {
+        measured *m = &L->wave[w];
+        row_init(m, L, WAVE, &counter);
+        m->run.grid = dim3(full + w);
+        m->run.block = dim3(1024);
+        m->run.n = (unsigned int)(full + w) * 1024;
+        m->run.work = L->iterations * WAVE_STEPS;
+        kit_row_name(&m->row, w ? "wave-plus-one" : "wave-full", NULL, "%d blocks of 1024", full + w);
+        measure_row(L, m);
+    }
+    kit_counter_destroy(&counter);
+}
+
+static void part3_print(lab *L)
 {
     const measured *w = L->wave;
     printf("Part 3: a partial last wave: %d SMs x %d blocks of 1024 threads fill the GPU once\n"
            "(the kit's wave_kernel: %d steps of arithmetic in registers, the same for every warp)\n",
-           L->dev.sms, L->wave_per_sm, L->iterations * WAVE_STEPS);
+           L->run.dev.sms, L->wave_per_sm, L->iterations * WAVE_STEPS);
     for (int i = 0; i < 2; i++)
         printf("  %5u blocks: %9.3f ms, SM efficiency %5.1f%%, achieved occupancy %5.1f%%  %s\n", w[i].run.grid.x,
                ms_of(&w[i]), 100 * w[i].run.trace.sm_efficiency, 100 * w[i].run.trace.achieved_occupancy,
@@ -1398,7 +1324,61 @@ static void print_wave(const lab *L)
            ratio(ms_of(&w[1]), ms_of(&w[0])));
 }
 
-static void print_shapes(const lab *L)
+static void part3_csv(lab *L, FILE *csv) { csv_rows(L, csv, 3, L->wave, 2); }
+
+static void part3_kv(lab *L)
+{
+    measured_kv(L->wave, 2);
+    kit_kv("wave-blocks-per-sm", "%d", L->wave_per_sm);
+    kit_kv("wave-slowdown", "%.3f", ratio(ms_of(&L->wave[1]), ms_of(&L->wave[0])));
+}
+
+/* ---- Part 4: the book's 2D block shapes ----------------------------------------- */
+
+static void part4_measure(lab *L)
+{
+    kit_counter counter;
+    unsigned long long most = 0;
+    int side = L->side;
+
+    for (int k = 0; k < SHAPES; k++) {
+        unsigned long long w = (unsigned long long)((side + shapes[k].x - 1) / shapes[k].x) *
+                               ((side + shapes[k].y - 1) / shapes[k].y) * ((shapes[k].x * shapes[k].y + 31) / 32);
+        if (shapes[k].x * shapes[k].y <= L->run.dev.max_threads_per_block)
+            most = w > most ? w : most;
+    }
+    kit_counter_create(&counter, 0, most);
+    for (int k = 0; k < SHAPES; k++) {
+        measured *m = &L->shape[k];
+        int bx = shapes[k].x, by = shapes[k].y;
+        char key[24];
+
+        row_init(m, L, SHAPE, &counter);
+        m->run.trace_only = 0; /* segments and sectors per request too */
+        m->run.block = dim3(bx, by);
+        m->run.grid = dim3((side + bx - 1) / bx, (side + by - 1) / by);
+        m->run.nx = m->run.ny = side;
+        m->run.n = (unsigned int)((size_t)side * side);
+        snprintf(key, sizeof key, "shape-%dx%d", bx, by);
+        kit_row_name(&m->row, key, NULL, "sumMatrixOnGPU2D (%d,%d)", bx, by);
+        if (bx * by > L->run.dev.max_threads_per_block) {
+            /* The book launched it and got an error; --launch-illegal does too. */
+            if (L->launch_illegal) {
+                cudaError_t e = launch_status(&m->run, 0);
+                (void)cudaGetLastError(); /* the error is the launch's, not a sticky one */
+                snprintf(m->error, sizeof m->error, "%s: %d threads per block, at most %d", cudaGetErrorName(e),
+                         bx * by, L->run.dev.max_threads_per_block);
+            } else
+                snprintf(m->error, sizeof m->error, "not launched: %d threads per block, at most %d", bx * by,
+                         L->run.dev.max_threads_per_block);
+            continue;
+        }
+        measure_row(L, m);
+    }
+    kit_counter_destroy(&counter);
+}
+
+static void part4_print(lab *L)
 {
     printf("Part 4: the book's sumMatrixOnGPU2D on a %d x %d matrix of floats (%.0f MiB each), beside the\n"
            "book's Tesla M2070 on 16,384 x 16,384\n\n", L->side, L->side, (double)L->side * L->side * 4 / 1048576);
@@ -1434,7 +1414,155 @@ static void print_shapes(const lab *L)
            "the book's load efficiency is nvprof's gld_efficiency on Fermi, whose L1 fetched 128-byte lines)\n\n");
 }
 
-static void print_part5(const lab *L)
+static void part4_csv(lab *L, FILE *csv) { csv_rows(L, csv, 4, L->shape, SHAPES); }
+
+static void part4_kv(lab *L)
+{
+    char key[64];
+    for (int k = 0; k < SHAPES; k++) {
+        const measured *m = &L->shape[k];
+        snprintf(key, sizeof key, "%s-valid", m->row.key);
+        kit_kv(key, "%s", m->launched ? "yes" : "no");
+        measured_kv(m, 1);
+        if (m->launched) {
+            snprintf(key, sizeof key, "%s-segments-per-request", m->row.key);
+            kit_kv(key, "%.4f", kit_row_segments(&m->row));
+            snprintf(key, sizeof key, "%s-sectors-per-request", m->row.key);
+            kit_kv(key, "%.4f", kit_row_sectors(&m->row));
+        }
+    }
+}
+
+/* ---- Part 5: occupancy by design ------------------------------------------------ */
+
+/* heavy's inputs: each element one of HEAVY_INPUTS values drawn from the
+ * seed, whose results the CPU computes once each, exactly as the kernel. */
+static void heavy_inputs(lab *L, unsigned int n)
+{
+    arrays *a = &L->a;
+    unsigned long long s = L->run.c.seed ^ 0x68656176ull;
+    float values[HEAVY_INPUTS];
+
+    a->heavy_index = (unsigned short *)kit_host_alloc((size_t)n * sizeof(unsigned short));
+    for (int j = 0; j < HEAVY_INPUTS; j++) {
+        float v[HEAVY_VALUES], x = (float)((splitmix64(&s) >> 40) + 1) / 16777216.0f, sum = 0.0f;
+        values[j] = x;
+        for (int k = 0; k < HEAVY_VALUES; k++)
+            v[k] = x * (float)(k + 1);
+        for (int r = 0; r < L->rounds; r++)
+            for (int k = 0; k < HEAVY_VALUES; k++)
+                v[k] = v[k] * 0.5f + v[(k + 1) % HEAVY_VALUES] * 0.25f + x;
+        for (int k = 0; k < HEAVY_VALUES; k++)
+            sum += v[k];
+        a->heavy_want[j] = sum;
+    }
+    for (unsigned int i = 0; i < n; i++) {
+        a->heavy_index[i] = (unsigned short)(splitmix64(&s) % HEAVY_INPUTS);
+        a->hA[i] = values[a->heavy_index[i]];
+    }
+    KIT_CHECK(cudaMemcpy(a->dA, a->hA, (size_t)n * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+static void part5_heavy(lab *L)
+{
+    kit_counter counter;
+    unsigned int n = (unsigned int)HEAVY_WAVES * L->run.dev.sms * L->run.dev.max_threads_per_sm;
+    struct cudaFuncAttributes fa;
+
+    heavy_inputs(L, n);
+    kit_counter_create(&counter, 0, n / 32 + 32);
+    L->heavy_target_blocks = HEAVY_TARGET_WARPS / (HEAVY_THREADS / 32);
+    KIT_CHECK(cudaFuncGetAttributes(&fa, kit_kernels_timed[KIT_KERNEL_heavy_bounded]));
+    L->heavy_max_threads = fa.maxThreadsPerBlock;
+    for (int b = 0; b < 2; b++) {
+        measured *m = &L->heavy[b];
+        struct cudaFuncAttributes f;
+        gpu_limits g;
+        row_init(m, L, HEAVY, &counter);
+        m->run.bounded = b;
+        m->run.block = dim3(HEAVY_THREADS);
+        m->run.grid = dim3((n + HEAVY_THREADS - 1) / HEAVY_THREADS);
+        m->run.n = n;
+        m->run.work = L->rounds;
+        kit_row_name(&m->row, b ? "heavy-bounded" : "heavy", b ? "TODO(4)" : NULL, b ? "heavy_bounded" : "heavy");
+        /* Your calculator's prediction, from the registers the compiler chose. */
+        KIT_CHECK(cudaFuncGetAttributes(&f, kernel_of(&m->run, 0)));
+        g = limits_of(&L->run.dev, &f);
+        L->heavy_predicted[b] = calculate(L->model, &g, HEAVY_THREADS, f.numRegs, (int)f.sharedSizeBytes).blocks;
+        if (b && L->heavy_max_threads < HEAVY_THREADS) {
+            snprintf(m->error, sizeof m->error, "its __launch_bounds__ allow %d threads per block, not %d",
+                     L->heavy_max_threads, HEAVY_THREADS);
+            m->regs = f.numRegs;
+            continue;
+        }
+        measure_row(L, m);
+    }
+    kit_counter_destroy(&counter);
+}
+
+static void part5_throttle(lab *L)
+{
+    kit_counter counter;
+    const void *fn = kit_kernels_timed[KIT_KERNEL_sumMatrixOnGPU2D];
+    const void *fc = kit_kernels_counted[KIT_KERNEL_sumMatrixOnGPU2D];
+    int side = L->side, opt = (int)L->run.dev.smem_per_block_optin;
+    unsigned long long warps = (unsigned long long)((side + THROTTLE_X - 1) / THROTTLE_X) * side * (THROTTLE_X / 32);
+    struct cudaFuncAttributes fa;
+    gpu_limits g;
+
+    /* Any block may take all the shared memory a block can opt in to. */
+    for (int k = 0; k < 2; k++) {
+        const void *f = k ? fc : fn;
+        KIT_CHECK(cudaFuncGetAttributes(&fa, f));
+        KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, opt - (int)fa.sharedSizeBytes));
+        KIT_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
+    }
+    KIT_CHECK(cudaFuncGetAttributes(&fa, fn));
+    g = limits_of(&L->run.dev, &fa);
+    L->unthrottled = runtime_blocks(fn, THROTTLE_X, 0);
+    L->throttle_unit = g.smem_alloc_unit;
+    kit_counter_create(&counter, 0, warps);
+    L->nthrottle = 0;
+    for (int blocks = L->unthrottled; blocks >= 1 && L->nthrottle < 8; blocks /= 2) {
+        int i = L->nthrottle++;
+        measured *m = &L->throttle[i];
+        int bytes = 0, fits;
+        char key[24];
+
+        row_init(m, L, THROTTLE, &counter);
+        L->throttle_target[i] = blocks;
+        if (blocks < L->unthrottled) {
+            bytes = throttle_bytes(L->model == YOURS ? YOURS : KIT, &g, THROTTLE_X, fa.numRegs,
+                                   (int)fa.sharedSizeBytes, blocks);
+            L->throttle_kit_bytes[i] = throttle_bytes(KIT, &g, THROTTLE_X, fa.numRegs, (int)fa.sharedSizeBytes, blocks);
+            L->throttle_ok[i] = throttle_right(&g, (int)fa.sharedSizeBytes, bytes, blocks) &&
+                                runtime_blocks(fn, THROTTLE_X, bytes) <= blocks;
+        } else
+            L->throttle_ok[i] = 1;
+        fits = bytes >= 0 && (int)fa.sharedSizeBytes + bytes <= g.max_smem_per_block; /* a block may have it */
+        L->throttle_predicted[i] =
+            fits ? calculate(L->model, &g, THROTTLE_X, fa.numRegs, (int)fa.sharedSizeBytes + bytes).blocks : -1;
+        m->run.block = dim3(THROTTLE_X, 1);
+        m->run.grid = dim3((side + THROTTLE_X - 1) / THROTTLE_X, side);
+        m->run.nx = m->run.ny = side;
+        m->run.n = (unsigned int)((size_t)side * side);
+        m->run.smem = bytes;
+        snprintf(key, sizeof key, "throttle-%d", blocks);
+        kit_row_name(&m->row, key, blocks < L->unthrottled ? "TODO(5)" : NULL, "(128,1), %d block%s/SM", blocks,
+                     blocks > 1 ? "s" : "");
+        if (!fits) {
+            snprintf(m->error, sizeof m->error, "not launched: %d bytes of dynamic shared memory", bytes);
+            continue;
+        }
+        measure_row(L, m);
+    }
+    kit_counter_destroy(&counter);
+}
+
+static void part5_measure(lab *L) { part5_heavy(L); part5_throttle(L); }
+
+static void part5_print(lab *L)
 {
     printf("Part 5: occupancy by design\n\n"
            "heavy (given) and heavy_bounded (TODO(4)): %d threads per block, target %d warps per SM, %d rounds\n",
@@ -1444,12 +1572,12 @@ static void print_part5(const lab *L)
     for (int b = 0; b < 2; b++) {
         const measured *m = &L->heavy[b];
         if (!m->launched) {
-            printf("%-14s %9d   not launched: %s\n", b ? "heavy_bounded" : "heavy", m->regs, m->error);
+            printf("%-14s %9d   not launched: %s\n", m->row.name, m->regs, m->error);
             continue;
         }
-        printf("%-14s %9d %8zu %12d %12d %9.1f%% %9.1f%% %10.3f  %s\n", b ? "heavy_bounded" : "heavy", m->regs,
-               m->local_bytes, L->heavy_predicted[b], m->blocks_per_sm, 100 * m->theoretical,
-               100 * m->run.trace.achieved_occupancy, ms_of(m), check_word(m));
+        printf("%-14s %9d %8zu %12d %12d %9.1f%% %9.1f%% %10.3f  %s\n", m->row.name, m->regs, m->local_bytes,
+               L->heavy_predicted[b], m->blocks_per_sm, 100 * m->theoretical, 100 * m->run.trace.achieved_occupancy,
+               ms_of(m), check_word(m));
     }
     printf("(blocks: per SM; local B: bytes of local memory per thread, registers spilled; the counting\n"
            "copies, which the trace runs, use %d and %d registers: %.1f%% and %.1f%% theoretical)\n\n",
@@ -1462,7 +1590,7 @@ static void print_part5(const lab *L)
     for (int i = 0; i < L->nthrottle; i++) {
         const measured *m = &L->throttle[i];
         if (!m->launched) {
-            printf("%9d %14d   %s\n", L->throttle_target[i], L->throttle_bytes_asked[i], m->error);
+            printf("%9d %14d   %s\n", L->throttle_target[i], m->run.smem, m->error);
             continue;
         }
         printf("%9d %14d %12d %10d %9.1f%% %9.1f%% %10d %10.3f %9.0f  %s%s\n", L->throttle_target[i], m->run.smem,
@@ -1473,194 +1601,30 @@ static void print_part5(const lab *L)
     printf("(target: blocks per SM; peak warps: the most the trace saw active at once on one SM)\n\n");
 }
 
-static void write_csv(const lab *L, FILE *csv)
+static void part5_csv(lab *L, FILE *csv)
 {
-    fprintf(csv, "gpu,size,seed,part,row,threads,blocks,blocks_per_sm,theoretical,achieved,sm_efficiency,time_ms,"
-                 "correct\n");
-    for (int part = 2; part <= 5; part++) {
-        const measured *list[64];
-        int n = 0;
-        if (part == 2) {
-            for (int i = 0; i < L->nsizes; i++)
-                list[n++] = &L->sc[0][i], list[n++] = &L->sc[1][i];
-            for (int i = 0; i < L->nsweep; i++)
-                list[n++] = &L->sweep[i];
-        }
-        if (part == 3)
-            list[n++] = &L->wave[0], list[n++] = &L->wave[1];
-        if (part == 4)
-            for (int k = 0; k < SHAPES; k++)
-                list[n++] = &L->shape[k];
-        if (part == 5) {
-            list[n++] = &L->heavy[0], list[n++] = &L->heavy[1];
-            for (int i = 0; i < L->nthrottle; i++)
-                list[n++] = &L->throttle[i];
-        }
-        for (int i = 0; i < n; i++) {
-            const measured *m = list[i];
-            if (!m->launched)
-                continue;
-            kit_csv_prefix(csv, &L->dev, (unsigned long long)L->side * L->side, L->c.seed);
-            fprintf(csv, "%d,%s,%u,%llu,%d,%.4f,%.4f,%.4f,%.6f,%d\n", part, m->row.key,
-                    m->run.block.x * m->run.block.y, (unsigned long long)m->run.grid.x * m->run.grid.y,
-                    m->blocks_per_sm, m->theoretical, m->run.trace.achieved_occupancy, m->run.trace.sm_efficiency,
-                    ms_of(m), m->row.wrong == 0);
-        }
-    }
+    csv_rows(L, csv, 5, L->heavy, 2);
+    csv_rows(L, csv, 5, L->throttle, L->nthrottle);
 }
 
-static void measured_kv(const char *key, const measured *m)
+static void part5_kv(lab *L)
 {
-    char k[80];
-    if (!m->launched)
-        return;
-    kit_row_kv(&m->row);
-#define KV(suffix, fmt, value)                        \
-    do {                                              \
-        snprintf(k, sizeof k, "%s-" suffix, key);     \
-        kit_kv(k, fmt, value);                        \
-    } while (0)
-    KV("threads", "%u", m->run.block.x * m->run.block.y);
-    KV("blocks", "%llu", (unsigned long long)m->run.grid.x * m->run.grid.y);
-    KV("registers", "%d", m->regs);
-    KV("blocks-per-sm", "%d", m->blocks_per_sm);
-    KV("theoretical", "%.4f", m->theoretical);
-    KV("counted-theoretical", "%.4f", m->counted_theoretical);
-    KV("achieved", "%.4f", m->run.trace.achieved_occupancy);
-    KV("sm-efficiency", "%.4f", m->run.trace.sm_efficiency);
-    KV("peak-warps-per-sm", "%d", m->run.trace.peak_warps_per_sm);
-    KV("traced-warps", "%llu", m->run.trace.warps);
-#undef KV
-}
-
-static void cpu_facts(const cpu_check *r)
-{
-    static const int t[6] = {32, 64, 128, 256, 512, 1024};
     char key[48];
-    kit_kv("calculator", "%s", model_names[r->model]);
-    for (int i = 0; i < 6; i++) {
-        snprintf(key, sizeof key, "k40-occupancy-%d", t[i]);
-        kit_kv(key, "%.4f", r->k40[i]);
-    }
-    kit_kv("calculator-cpu-configurations", "%d", r->configurations);
-    kit_kv("calculator-cpu-mismatches", "%d", r->wrong);
-    kit_kv("calculator-cpu-exposing", "%d", r->exposing);
-    kit_kv("calculator-first-drawn", "%s", r->first_drawn);
-    kit_kv("throttle-cpu-checks", "%d", r->throttles);
-    kit_kv("throttle-cpu-mismatches", "%d", r->throttles_wrong);
-    kit_kv("scenario2-cpu-checks", "%d", r->scenario2_checks);
-    kit_kv("scenario2-cpu-mismatches", "%d", r->scenario2_wrong);
-}
-
-/* The calculator's verdict, the same on the CPU and on a GPU. */
-static int cpu_verdict(const cpu_check *r)
-{
-    int ok = 1;
-    if (!r->k40_ok) {
-        fprintf(stderr, "%s: the calculator does not give the course's K40 table (25%%, 50%%, then 100%%): see "
-                        "TODO(1) and TODO(2)\n", kit_program);
-        ok = 0;
-    }
-    if (r->wrong) {
-        fprintf(stderr, "%s: the calculator disagrees with the rules in %d of %d configurations on the kit's table of "
-                        "GPUs:",
-                kit_program, r->wrong, r->configurations);
-        for (int i = 0; i < 3; i++)
-            if (r->wrong_func[i])
-                fprintf(stderr, " %s in %d (%s);", limit_funcs[i], r->wrong_func[i], limit_todos[i]);
-        fprintf(stderr, " the first ones are above\n");
-        ok = 0;
-    }
-    if (r->throttles_wrong) {
-        fprintf(stderr, "%s: shared_memory_for_blocks is wrong in %d of %d throttles on the kit's table of GPUs "
-                        "(TODO(5))\n", kit_program, r->throttles_wrong, r->throttles);
-        ok = 0;
-    }
-    if (r->scenario2_wrong) {
-        fprintf(stderr, "%s: scenario2_threads_per_block is wrong in %d of %d launches on GPUs of many sizes "
-                        "(TODO(6))\n", kit_program, r->scenario2_wrong, r->scenario2_checks);
-        ok = 0;
-    }
-    if (r->throttles == 0) {
-        fprintf(stderr, "%s: internal: no throttle was drawn\n", kit_program);
-        ok = 0;
-    }
-    return ok;
-}
-
-static void print_facts(const lab *L)
-{
-    const measured *s1 = NULL, *s2 = NULL;
-    char key[32];
-
-    kit_kv("lab", "04-occupancy");
-    kit_kv_device(&L->dev);
-    kit_kv("seed", "%llu", L->c.seed);
-    kit_kv("iterations", "%d", L->iterations);
-    kit_kv("rounds", "%d", L->rounds);
-    kit_kv("matrix-side", "%d", L->side);
-    cpu_facts(&L->cpu);
-    kit_kv("calculator-gpu-configurations", "%d", L->gpu.configurations);
-    kit_kv("calculator-gpu-mismatches", "%d", L->gpu.wrong);
-    kit_kv("calculator-gpu-exposing", "%d", L->gpu.exposing);
-    kit_kv("kit-model-gpu-mismatches", "%d", L->gpu.kit_wrong);
-    for (int i = 0; i < L->nsizes; i++)
-        for (int s = 0; s < 2; s++) {
-            snprintf(key, sizeof key, "s%d-%u", s + 1, L->sc[s][i].run.n);
-            measured_kv(key, &L->sc[s][i]);
-            if (L->sc[s][i].run.n == 1024)
-                *(s ? &s2 : &s1) = &L->sc[s][i];
-        }
-    for (int i = 0; i < L->nsweep; i++)
-        measured_kv(L->sweep[i].row.key, &L->sweep[i]);
-    kit_kv("block-sizes-n", "%d", L->sweep_n);
-    kit_kv("scenario2-choice-threads", "%d", L->sweep_choice);
-    if (L->sweep_best >= 0)
-        kit_kv("block-sizes-fastest-threads", "%u", L->sweep[L->sweep_best].run.block.x);
-    if (L->sweep_best >= 0 && L->sweep_mine >= 0)
-        kit_kv("scenario2-choice-over-fastest", "%.3f",
-               ratio(ms_of(&L->sweep[L->sweep_mine]), ms_of(&L->sweep[L->sweep_best])));
-    kit_kv("scenario2-choice-limit", "%.3f", L->sweep_limit);
-    kit_kv("scenario2-choice-compared", "%s", L->sweep_unjudged ? L->sweep_unjudged : "yes");
-    if (!L->sweep_unjudged && L->sweep_mine >= 0)
-        kit_kv("scenario2-choice-within-limit", "%s",
-               ratio(ms_of(&L->sweep[L->sweep_mine]), ms_of(&L->sweep[L->sweep_best])) <= L->sweep_limit ? "yes"
-                                                                                                            : "no");
-    measured_kv("wave-full", &L->wave[0]);
-    measured_kv("wave-plus-one", &L->wave[1]);
-    kit_kv("wave-blocks-per-sm", "%d", L->wave_per_sm);
-    kit_kv("wave-slowdown", "%.3f", ratio(ms_of(&L->wave[1]), ms_of(&L->wave[0])));
-    for (int k = 0; k < SHAPES; k++) {
-        const measured *m = &L->shape[k];
-        snprintf(key, sizeof key, "shape-%dx%d", shapes[k].x, shapes[k].y);
-        char valid[48];
-        snprintf(valid, sizeof valid, "%s-valid", key);
-        kit_kv(valid, "%s", m->launched ? "yes" : "no");
-        measured_kv(key, m);
-        if (m->launched) {
-            char k2[64];
-            snprintf(k2, sizeof k2, "%s-segments-per-request", key);
-            kit_kv(k2, "%.4f", kit_row_segments(&m->row));
-            snprintf(k2, sizeof k2, "%s-sectors-per-request", key);
-            kit_kv(k2, "%.4f", kit_row_sectors(&m->row));
-        }
-    }
     for (int b = 0; b < 2; b++) {
-        const char *k = b ? "heavy-bounded" : "heavy";
-        measured_kv(k, &L->heavy[b]);
-        snprintf(key, sizeof key, "%s-predicted-blocks", k);
+        const measured *m = &L->heavy[b];
+        measured_kv(m, 1);
+        snprintf(key, sizeof key, "%s-predicted-blocks", m->row.key);
         kit_kv(key, "%d", L->heavy_predicted[b]);
-        snprintf(key, sizeof key, "%s-registers", k);
-        if (!L->heavy[b].launched)
-            kit_kv(key, "%d", L->heavy[b].regs);
+        snprintf(key, sizeof key, "%s-registers", m->row.key);
+        if (!m->launched)
+            kit_kv(key, "%d", m->regs);
     }
     kit_kv("heavy-target-blocks-per-sm", "%d", L->heavy_target_blocks);
     if (L->heavy[0].launched && L->heavy[1].launched)
         kit_kv("heavy-bounded-over-heavy-time", "%.3f", ratio(ms_of(&L->heavy[1]), ms_of(&L->heavy[0])));
     kit_kv("throttle-unthrottled-blocks-per-sm", "%d", L->unthrottled);
     for (int i = 0; i < L->nthrottle; i++) {
-        snprintf(key, sizeof key, "throttle-%d", L->throttle_target[i]);
-        measured_kv(key, &L->throttle[i]);
+        measured_kv(&L->throttle[i], 1);
         snprintf(key, sizeof key, "throttle-%d-shared-bytes", L->throttle_target[i]);
         kit_kv(key, "%d", L->throttle[i].run.smem);
         snprintf(key, sizeof key, "throttle-%d-predicted-blocks", L->throttle_target[i]);
@@ -1668,38 +1632,21 @@ static void print_facts(const lab *L)
     }
     if (L->nthrottle > 1 && L->throttle[0].launched && L->throttle[L->nthrottle - 1].launched)
         kit_kv("throttle-slowdown", "%.3f", ratio(ms_of(&L->throttle[L->nthrottle - 1]), ms_of(&L->throttle[0])));
-    if (s1 && s2)
-        kit_kv("summary", "at 1,024 elements scenario 2 took %.3f ms against %.3f ms (%.2fx) with %.0f%% against "
-                          "%.0f%% theoretical occupancy; one block: %.2f%% SM efficiency",
-               ms_of(s2), ms_of(s1), ratio(ms_of(s1), ms_of(s2)), 100 * s2->theoretical, 100 * s1->theoretical,
-               100 * L->sc[0][0].run.trace.sm_efficiency);
-    kit_kv("course-k40", "at 1,024 elements scenario 2 took 0.70 against 0.74 (1.06x) with 50%% against 100%% "
-                         "theoretical occupancy; one block: 6.54%% SM efficiency");
-    kit_kv("course-book", "Tesla M2070, 16,384 x 16,384: (32,32) 60 ms at 0.50 achieved occupancy, (256,1) 30.96 ms "
-                          "at 0.81; (16,16) 49.8%% load efficiency");
 }
 
 /*
- * The verdict, beyond each row's own (every element right in every run):
- * the calculator agrees with the rules everywhere and with the runtime on
- * this GPU; heavy_bounded holds exactly the target; each throttle holds its
- * target with the least shared memory.
+ * heavy_bounded holds exactly the target: blocks of HEAVY_THREADS allowed,
+ * and no registers taken away that the target did not need; each throttle
+ * holds its target with the least shared memory.
  */
-static void verdict(lab *L)
+static void part5_verdict(lab *L)
 {
-    L->pass &= cpu_verdict(&L->cpu);
-    if (L->gpu.wrong) {
-        fprintf(stderr, "%s: the calculator disagrees with cudaOccupancyMaxActiveBlocksPerMultiprocessor in %d of %d "
-                        "configurations on this GPU (the first ones are above)\n",
-                kit_program, L->gpu.wrong, L->gpu.configurations);
-        L->pass = 0;
-    }
+    const measured *m = &L->heavy[1];
     if (L->heavy_max_threads < HEAVY_THREADS) {
         fprintf(stderr, "%s: heavy_bounded runs in blocks of %d threads, but its __launch_bounds__ allow only %d "
                         "(TODO(4))\n", kit_program, HEAVY_THREADS, L->heavy_max_threads);
-        L->pass = 0;
-    } else if (L->heavy[1].blocks_per_sm != L->heavy_target_blocks) {
-        const measured *m = &L->heavy[1];
+        L->run.pass = 0;
+    } else if (m->blocks_per_sm != L->heavy_target_blocks) {
         if (m->blocks_per_sm < L->heavy_target_blocks)
             fprintf(stderr, "%s: heavy_bounded: %d registers a thread leave room for %d blocks of %d threads per SM, "
                             "%d warps; the target is %d warps (TODO(4))\n",
@@ -1710,134 +1657,183 @@ static void verdict(lab *L)
                             "than the %d the target needs: the bound took away registers the target did not need "
                             "(TODO(4))\n",
                     kit_program, m->regs, m->blocks_per_sm, HEAVY_THREADS, L->heavy_target_blocks);
-        L->pass = 0;
-    }
-    if (L->sweep_mine < 0) {
-        fprintf(stderr, "%s: scenario2_threads_per_block(n = %d, %d SMs) = %d: no block can have that size, so it "
-                        "was not measured (TODO(6))\n",
-                kit_program, L->sweep_n, L->dev.sms, L->sweep_choice);
-        L->pass = 0;
-    } else if (!L->sweep_unjudged) {
-        const measured *c = &L->sweep[L->sweep_mine], *b = &L->sweep[L->sweep_best];
-        /* Said, not judged: the rule above is the verdict. A grading run
-         * shares the GPU with other labs' checked runs and times each size
-         * once, so a right choice can read 1.2x there (H100, 2026-11-28). */
-        if (ratio(ms_of(c), ms_of(b)) > L->sweep_limit)
-            fprintf(stderr, "%s: note: scenario 2 at n = %d: your blocks of %u threads took %.3f ms, %.2fx the "
-                            "fastest size on this GPU (%u threads, %.3f ms); more than %.2fx: see the block sizes "
-                            "under Part 2 (TODO(6))\n",
-                    kit_program, L->sweep_n, c->run.block.x, ms_of(c), ratio(ms_of(c), ms_of(b)), b->run.block.x,
-                    ms_of(b), L->sweep_limit);
+        L->run.pass = 0;
     }
     for (int i = 0; i < L->nthrottle; i++)
         if (!L->throttle_ok[i]) {
             fprintf(stderr, "%s: shared_memory_for_blocks(%d blocks of %d threads) = %d bytes: the runtime allows %d "
                             "blocks per SM with it; the least that allows no more than %d is %d bytes, to within %d "
                             "(TODO(5))\n",
-                    kit_program, L->throttle_target[i], THROTTLE_X, L->throttle_bytes_asked[i],
+                    kit_program, L->throttle_target[i], THROTTLE_X, L->throttle[i].run.smem,
                     L->throttle[i].launched ? L->throttle[i].blocks_per_sm : -1, L->throttle_target[i],
                     L->throttle_kit_bytes[i], L->throttle_unit);
-            L->pass = 0;
+            L->run.pass = 0;
         }
 }
 
-/* --calculator-only: Part 1 on the CPU, no GPU needed. */
-static int calculator_only(lab *L)
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------ */
+
+/* The options that must agree; --calculator-only: Part 1 on the CPU, no
+ * GPU needed, its exit code the lab's. */
+static int prepare(lab *L)
 {
+    int m = 0;
+    while (m < MODELS && strcmp(L->model_name, model_names[m]) != 0)
+        m++;
+    if (m == MODELS)
+        kit_die(KIT_EXIT_USAGE, "--model %s: not a calculator the kit knows (yours, kit, per-thread-registers, "
+                                "unrounded-registers, one-register-pool, no-reserved-shared, threads-not-warps)",
+                L->model_name);
+    L->model = (enum model)m;
+    if (L->max_n & (L->max_n - 1))
+        kit_die(KIT_EXIT_USAGE, "--max-elements %d: must be a power of two", L->max_n);
+    if (!L->calculator_only)
+        return -1;
+    if (L->run.c.csv)
+        kit_die(KIT_EXIT_USAGE, "--csv: --calculator-only measures nothing to write");
     printf("Lab 04: occupancy and SM efficiency: the calculator on the CPU (no GPU used)\n"
            "The calculator checked: %s\n\n", model_help[L->model]);
-    L->cpu.model = L->model;
-    k40_table(&L->cpu, 1);
-    check_table(&L->cpu, L->c.seed, 1);
+    check_cpu(&L->cpu, L->model, L->run.c.seed, stdout);
     kit_kv("lab", "04-occupancy");
-    kit_kv("seed", "%llu", L->c.seed);
+    kit_kv("seed", "%llu", L->run.c.seed);
     cpu_facts(&L->cpu);
     return kit_finish(cpu_verdict(&L->cpu));
 }
 
+/* The matrix: by default its three arrays are at least 4 L2s, a multiple of
+ * 256 on a side (every shape tiles it), at least 2,048; --size N: the side
+ * is the root of N, any number. The arrays every part shares hold the
+ * largest of the matrix, the scenarios, heavy and the wave. */
+static void setup(lab *L)
+{
+    const kit_device *d = &L->run.dev;
+    arrays *a = &L->a;
+    unsigned long long need, heavy_n = (unsigned long long)HEAVY_WAVES * d->sms * d->max_threads_per_sm;
+    size_t wave, bytes;
+
+    if (L->run.c.size)
+        L->side = (int)sqrt((double)L->run.c.size);
+    else {
+        L->side = round_up((int)ceil(sqrt(4.0 * (double)d->l2_bytes / 12.0)), 256);
+        L->side = L->side < 2048 ? 2048 : L->side;
+        while (L->side > 2048 && 16.0 * L->side * L->side > d->free_bytes / 2.0)
+            L->side -= 256;
+    }
+    L->side = L->side < 32 ? 32 : L->side;
+    a->cap = (size_t)L->side * L->side;
+    a->cap = a->cap > (size_t)L->max_n ? a->cap : (size_t)L->max_n;
+    a->cap = a->cap > heavy_n ? a->cap : heavy_n;
+    /* the wave: a block more than the GPU holds at once */
+    wave = (size_t)(d->sms * d->max_blocks_per_sm + 1) * 1024;
+    a->cap = a->cap > wave ? a->cap : wave;
+    need = 16ull * a->cap + (256ull << 20);
+    if ((long long)need > d->free_bytes)
+        kit_die(KIT_EXIT_USAGE,
+                "--size %llu needs %.0f MiB of GPU memory but %s has %.0f MiB free; choose a smaller --size",
+                L->run.c.size, need / 1048576.0, d->name, d->free_bytes / 1048576.0);
+
+    bytes = a->cap * sizeof(float);
+    KIT_CHECK(cudaMalloc((void **)&a->dA, bytes));
+    KIT_CHECK(cudaMalloc((void **)&a->dB, bytes));
+    KIT_CHECK(cudaMalloc((void **)&a->dC, bytes));
+    KIT_CHECK(cudaMalloc((void **)&a->dKeep, bytes));
+    a->hA = (float *)kit_host_alloc(bytes);
+    a->hB = (float *)kit_host_alloc(bytes);
+    a->hC = (float *)kit_host_alloc(bytes);
+    a->heavy_index = NULL;
+    kit_fill_uniform(a->dA, a->cap, L->run.c.seed);
+    kit_fill_uniform(a->dB, a->cap, L->run.c.seed + 1);
+    KIT_CHECK(cudaMemcpy(a->hA, a->dA, bytes, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(a->hB, a->dB, bytes, cudaMemcpyDeviceToHost));
+}
+
+static void heading(lab *L)
+{
+    const kit_device *d = &L->run.dev;
+    printf("per SM: %d threads (%d warps), %d blocks, %d registers, %lld KiB shared memory (%lld B reserved "
+           "per block)\n\n",
+           d->max_threads_per_sm, d->max_warps_per_sm, d->max_blocks_per_sm, d->regs_per_sm, d->smem_per_sm / 1024,
+           d->smem_reserved_per_block);
+}
+
+static void facts(lab *L)
+{
+    kit_kv("iterations", "%d", L->iterations);
+    kit_kv("rounds", "%d", L->rounds);
+    kit_kv("matrix-side", "%d", L->side);
+}
+
+/* Scenario 1 against 2 at 1,024 elements (the sixth n: 32 << 5), beside the course's K40. */
+static void summary(lab *L)
+{
+    const measured *s1 = &L->sc[5][0], *s2 = &L->sc[5][1];
+    if (L->nsizes > 5)
+        kit_kv("summary", "at 1,024 elements scenario 2 took %.3f ms against %.3f ms (%.2fx) with %.0f%% against "
+                          "%.0f%% theoretical occupancy; one block: %.2f%% SM efficiency",
+               ms_of(s2), ms_of(s1), ratio(ms_of(s1), ms_of(s2)), 100 * s2->theoretical, 100 * s1->theoretical,
+               100 * L->sc[0][0].run.trace.sm_efficiency);
+    kit_kv("course-k40", "at 1,024 elements scenario 2 took 0.70 against 0.74 (1.06x) with 50%% against 100%% "
+                         "theoretical occupancy; one block: 6.54%% SM efficiency");
+    kit_kv("course-book", "Tesla M2070, 16,384 x 16,384: (32,32) 60 ms at 0.50 achieved occupancy, (256,1) 30.96 ms "
+                          "at 0.81; (16,16) 49.8%% load efficiency");
+}
+
+static void teardown(lab *L)
+{
+    KIT_CHECK(cudaFree(L->a.dA));
+    KIT_CHECK(cudaFree(L->a.dB));
+    KIT_CHECK(cudaFree(L->a.dC));
+    KIT_CHECK(cudaFree(L->a.dKeep));
+    free(L->a.hA);
+    free(L->a.hB);
+    free(L->a.hC);
+    free(L->a.heavy_index);
+    free(L->part1_text);
+}
+
+/* The lab's parts, in order. */
+static const kit_part parts[] = {
+    {part1_measure, part1_print, NULL, part1_kv, part1_verdict},
+    {part2_measure, part2_print, part2_csv, part2_kv, part2_verdict},
+    {part3_measure, part3_print, part3_csv, part3_kv, NULL},
+    {part4_measure, part4_print, part4_csv, part4_kv, NULL},
+    {part5_measure, part5_print, part5_csv, part5_kv, part5_verdict},
+};
+
 int main(int argc, char **argv)
 {
-    static lab lab04;
-    lab *L = &lab04;
-    FILE *csv;
+    static lab L;
     kit_option opts[] = {
-        KIT_LAB_OPTIONS(&L->c),
-        {"--iterations", KIT_OPT_INT, &L->iterations, "I",
+        KIT_LAB_OPTIONS(&L.run.c),
+        {"--iterations", KIT_OPT_INT, &L.iterations, "I",
          "loop count of the scenario kernel (default 20000; the course: 1000000)", 1, 10000000, NULL},
-        {"--max-elements", KIT_OPT_INT, &L->max_n, "N", "largest n of the scenarios, from 32 doubling (default 65536)",
+        {"--max-elements", KIT_OPT_INT, &L.max_n, "N", "largest n of the scenarios, from 32 doubling (default 65536)",
          32, 1 << 24, NULL},
-        {"--rounds", KIT_OPT_INT, &L->rounds, "R", "rounds of heavy's arithmetic (default 256)", 1, 100000, NULL},
-        {"--launch-illegal", KIT_OPT_FLAG, &L->launch_illegal, NULL,
+        {"--rounds", KIT_OPT_INT, &L.rounds, "R", "rounds of heavy's arithmetic (default 256)", 1, 100000, NULL},
+        {"--launch-illegal", KIT_OPT_FLAG, &L.launch_illegal, NULL,
          "launch the (256,8) block too, as the book does, and show the runtime's error", 0, 0, NULL},
-        {"--calculator-only", KIT_OPT_FLAG, &L->calculator_only, NULL,
+        {"--calculator-only", KIT_OPT_FLAG, &L.calculator_only, NULL,
          "check the calculator on the CPU against the rules on the kit's table of GPUs, and exit (no GPU needed)", 0,
          0, NULL},
-        {"--model", KIT_OPT_STRING, &L->model_name, "M",
+        {"--model", KIT_OPT_STRING, &L.model_name, "M",
          "whose calculator to check: yours (default), kit, or the kit's with one mistake: per-thread-registers, "
          "unrounded-registers, one-register-pool, no-reserved-shared, threads-not-warps",
          0, 0, NULL},
     };
-
-    kit_common_defaults(&L->c);
-    L->c.reps = 0;
-    L->iterations = DEFAULT_ITERATIONS;
-    L->max_n = 65536;
-    L->rounds = DEFAULT_ROUNDS;
-    L->pass = 1;
-    kit_parse_args(argc, argv,
-                   "Lab 04: occupancy and SM efficiency. Checks your occupancy calculator against the\n"
-                   "rules on a table of GPUs and against the CUDA runtime on this one; runs the course's\n"
-                   "two launch scenarios, a partial last wave and the book's 2D block shapes with achieved\n"
-                   "occupancy and SM efficiency traced per warp; then your heavy_bounded and your\n"
-                   "shared-memory throttle, predicted by your calculator, measured, and timed.",
-                   opts, KIT_COUNT(opts));
-    L->model = YOURS;
-    if (L->model_name) {
-        int found = 0;
-        for (int m = 0; m < MODELS; m++)
-            if (strcmp(L->model_name, model_names[m]) == 0)
-                L->model = (enum model)m, found = 1;
-        if (!found)
-            kit_die(KIT_EXIT_USAGE, "--model %s: not a calculator the kit knows (yours, kit, per-thread-registers, "
-                                    "unrounded-registers, one-register-pool, no-reserved-shared, threads-not-warps)",
-                    L->model_name);
-    }
-    if (L->max_n & (L->max_n - 1))
-        kit_die(KIT_EXIT_USAGE, "--max-elements %d: must be a power of two", L->max_n);
-    kit_choose_seed(&L->c);
-    if (L->calculator_only) {
-        if (L->c.csv)
-            kit_die(KIT_EXIT_USAGE, "--csv: --calculator-only measures nothing to write");
-        return calculator_only(L);
-    }
-    kit_csv_check(L->c.csv);
-    L->human = !(L->c.csv && strcmp(L->c.csv, "-") == 0);
-    kit_device_open(L->c.device, &L->dev);
-    L->policy = kit_policy_default(L->c.reps);
-    choose_sizes(L);
-    arrays_setup(&L->a, L->c.seed);
-
-    part1_calculator(L);
-    part2_scenarios(L);
-    part2_block_sizes(L);
-    part3_wave(L);
-    part4_shapes(L);
-    part5_heavy(L);
-    part5_throttle(L);
-
-    csv = kit_csv_open(L->c.csv);
-    if (L->human) {
-        print_scenarios(L);
-        print_wave(L);
-        print_shapes(L);
-        print_part5(L);
-    }
-    if (csv) {
-        write_csv(L, csv);
-        kit_csv_close(csv);
-    }
-    print_facts(L);
-    verdict(L);
-    arrays_teardown(&L->a);
-    return kit_finish(L->pass);
+    const kit_lab lab04 = {
+        "04-occupancy",
+        "Lab 04: occupancy and SM efficiency",
+        "Lab 04: occupancy and SM efficiency. Checks your occupancy calculator against the\n"
+        "rules on a table of GPUs and against the CUDA runtime on this one; runs the course's\n"
+        "two launch scenarios, a partial last wave and the book's 2D block shapes with achieved\n"
+        "occupancy and SM efficiency traced per warp; then your heavy_bounded and your\n"
+        "shared-memory throttle, predicted by your calculator, measured, and timed.",
+        opts, KIT_COUNT(opts), prepare, setup, heading, facts, summary, teardown, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    L.iterations = DEFAULT_ITERATIONS;
+    L.max_n = 65536;
+    L.rounds = DEFAULT_ROUNDS;
+    L.model_name = model_names[YOURS];
+    return kit_lab_main(&lab04, &L, &L.run, argc, argv);
 }
