@@ -20,7 +20,9 @@
  *      stream that each fill half the GPU, issued depth-first and
  *      breadth-first (and the course's unequal pair); a copy out blocked
  *      behind another stream's; host work between the asynchronous calls
- *      (4-way concurrency).
+ *      (4-way concurrency);
+ *   5. the verdict by the clock: the fastest depth-first pipeline against
+ *      serial and the kit's own pipeline, timed again once the student's code is done.
  *
  * The kernel is made as long as the copies in (--kernel-work auto, the
  * default), the course's picture of three stages of similar length; the
@@ -31,7 +33,6 @@
  */
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
-#include <time.h>
 
 #include "kit_args.h"
 #include "kit_check.h"
@@ -42,6 +43,10 @@
 #include "kit_row.h"
 #include "kit_timeline.h"
 #include "kit_timing.h"
+
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h"
 
 #include "contract.h"
 #include "kit_student.h"
@@ -107,8 +112,6 @@
  * this program; in grading, in the worker, which the judge's stubs reach. */
 static const kit_remote_api *remote = &kit_remote;
 
-static const char *const PIPELINE_TODOS = "TODO(2), TODO(3) and TODO(5)";
-
 /* ---- the data ------------------------------------------------------------------ */
 
 typedef struct {
@@ -127,32 +130,15 @@ typedef struct {
     unsigned long long *dcheck;  /* the check's counts (check_kernel) */
 } data_t;
 
-static unsigned int *pinned(size_t bytes)
-{
-    void *p = NULL;
-    KIT_CHECK(cudaMallocHost(&p, bytes));
-    return (unsigned int *)p;
-}
-
 /* The job's host arrays: in grading, host memory of the judge's that the
  * worker maps (kit_judge.h); here, the kit's own. */
-static unsigned int *job_host_array(size_t bytes)
-{
 #if KIT_TIME_BY_CLOCK
-    return (unsigned int *)kit_judge_host_alloc(bytes);
+#define job_host_alloc kit_judge_host_alloc
+#define job_host_free kit_judge_host_free
 #else
-    return (unsigned int *)kit_host_alloc(bytes);
+#define job_host_alloc kit_host_alloc
+#define job_host_free free
 #endif
-}
-
-static void job_host_free(unsigned int *p)
-{
-#if KIT_TIME_BY_CLOCK
-    kit_judge_host_free(p);
-#else
-    free(p);
-#endif
-}
 
 /* What alloc_host gave (TODO(1)): the job's arrays are then in memory of
  * that kind. Returns 0, saying why, where it is not pinned. */
@@ -196,24 +182,21 @@ static void data_setup(data_t *d, unsigned int n, unsigned long long seed)
     d->n = n;
     d->bytes = (size_t)n * sizeof(unsigned int);
     d->seed = seed;
-    KIT_CHECK(cudaMalloc((void **)&d->dA, d->bytes));
-    KIT_CHECK(cudaMalloc((void **)&d->dB, d->bytes));
-    KIT_CHECK(cudaMalloc((void **)&d->dC, d->bytes));
-    KIT_CHECK(cudaMalloc((void **)&d->eA, d->bytes));
-    KIT_CHECK(cudaMalloc((void **)&d->eB, d->bytes));
-    KIT_CHECK(cudaMalloc((void **)&d->dX, d->bytes));
+    unsigned int **dev[] = {&d->dA, &d->dB, &d->dC, &d->eA, &d->eB, &d->dX};
+    for (int i = 0; i < KIT_COUNT(dev); i++)
+        KIT_CHECK(cudaMalloc((void **)dev[i], d->bytes));
     KIT_CHECK(cudaMalloc((void **)&d->dcheck, 4 * sizeof(unsigned long long)));
     /* The bandwidths copy C back before any kernel wrote it. */
     KIT_CHECK(cudaMemset(d->dC, 0, d->bytes));
     d->A = (unsigned int *)kit_host_alloc(d->bytes);
     d->B = (unsigned int *)kit_host_alloc(d->bytes);
     d->C = (unsigned int *)kit_host_alloc(d->bytes);
-    d->kA = pinned(d->bytes);
-    d->kB = pinned(d->bytes);
-    d->kC = pinned(d->bytes);
-    d->sA = job_host_array(d->bytes);
-    d->sB = job_host_array(d->bytes);
-    d->sC = job_host_array(d->bytes);
+    KIT_CHECK(cudaMallocHost((void **)&d->kA, d->bytes));
+    KIT_CHECK(cudaMallocHost((void **)&d->kB, d->bytes));
+    KIT_CHECK(cudaMallocHost((void **)&d->kC, d->bytes));
+    d->sA = (unsigned int *)job_host_alloc(d->bytes);
+    d->sB = (unsigned int *)job_host_alloc(d->bytes);
+    d->sC = (unsigned int *)job_host_alloc(d->bytes);
     kit_fill_bits(d->eA, n, seed);
     kit_fill_bits(d->eB, n, seed + 1);
     /* The kernel's time (run_part) reads them before any run wrote them. */
@@ -248,6 +231,8 @@ static void student_done(data_t *d)
 
 static void data_teardown(data_t *d)
 {
+    unsigned int *dev[] = {d->dA, d->dB, d->dC, d->eA, d->eB, d->dX};
+
     if (!d->student_gone)
         remote->lab05_host_release(d->sA, d->sB, d->sC);
     if (d->s_pinned_here) {
@@ -258,12 +243,8 @@ static void data_teardown(data_t *d)
     job_host_free(d->sA);
     job_host_free(d->sB);
     job_host_free(d->sC);
-    KIT_CHECK(cudaFree(d->dA));
-    KIT_CHECK(cudaFree(d->dB));
-    KIT_CHECK(cudaFree(d->dC));
-    KIT_CHECK(cudaFree(d->eA));
-    KIT_CHECK(cudaFree(d->eB));
-    KIT_CHECK(cudaFree(d->dX));
+    for (int i = 0; i < KIT_COUNT(dev); i++)
+        KIT_CHECK(cudaFree(dev[i]));
     KIT_CHECK(cudaFree(d->dcheck));
     free(d->A);
     free(d->B);
@@ -274,12 +255,6 @@ static void data_teardown(data_t *d)
 }
 
 /* ---- every run's inputs, and the check of every run ----------------------------- */
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 /*
  * After a run: c[0] elements of C (as copied back into X) that are not
@@ -362,6 +337,7 @@ enum version { SERIAL_PAGEABLE, SERIAL_PINNED, DEPTH_FIRST, BREADTH_FIRST };
 typedef struct {
     data_t *d;
     enum version v;
+    unsigned int *A, *B, *C; /* the host arrays it reads and fills */
     int traced;       /* run the traced build (LAB05_TRACED) */
     int nchunks;      /* of the job open (open_job) */
     const char *name; /* of the row being measured */
@@ -381,20 +357,6 @@ static void serial(const data_t *d, const unsigned int *A, const unsigned int *B
     KIT_CHECK(cudaMemcpy(C, d->dC, d->bytes, cudaMemcpyDeviceToHost));
 }
 
-/* The host arrays this version reads and fills. */
-static unsigned int *input_a(const run_t *r)
-{
-    return r->v == SERIAL_PAGEABLE ? r->d->A : r->v == SERIAL_PINNED ? r->d->kA : r->d->sA;
-}
-static unsigned int *input_b(const run_t *r)
-{
-    return r->v == SERIAL_PAGEABLE ? r->d->B : r->v == SERIAL_PINNED ? r->d->kB : r->d->sB;
-}
-static unsigned int *output_of(const run_t *r)
-{
-    return r->v == SERIAL_PAGEABLE ? r->d->C : r->v == SERIAL_PINNED ? r->d->kC : r->d->sC;
-}
-
 /* A chunk whose stream still worked when the pipeline returned (early >= 0). */
 static void note_early(run_t *r, int early)
 {
@@ -412,8 +374,8 @@ static void run_once(void *p)
     run_t *r = (run_t *)p;
     data_t *d = r->d;
     switch (r->v) {
-    case SERIAL_PAGEABLE: serial(d, d->A, d->B, d->C); return;
-    case SERIAL_PINNED: serial(d, d->kA, d->kB, d->kC); return;
+    case SERIAL_PAGEABLE:
+    case SERIAL_PINNED: serial(d, r->A, r->B, r->C); return;
     case DEPTH_FIRST:
     case BREADTH_FIRST:
         note_early(r, remote->lab05_run(d->sA, d->sB, d->sC, d->dA, d->dB, d->dC, d->n, r->nchunks,
@@ -427,13 +389,13 @@ static void run_once(void *p)
 static void poison(void *p)
 {
     run_t *r = (run_t *)p;
-    fresh_run(r->d, input_a(r), input_b(r), output_of(r));
+    fresh_run(r->d, r->A, r->B, r->C);
 }
 
 /* Elements of C wrong after the last run; the first wrong run is described. */
 static long long check_run(run_t *r)
 {
-    long long bad = check_output(r->d, output_of(r), r->told ? NULL : r->name);
+    long long bad = check_output(r->d, r->C, r->told ? NULL : r->name);
     if (bad)
         r->told = 1;
     return bad;
@@ -442,17 +404,18 @@ static long long check_run(run_t *r)
 static long long verify(void *p, const kit_row *row) { (void)row; return check_run((run_t *)p); }
 static long long compare(void *p) { return check_run((run_t *)p); }
 
-/* Measures a row; returns how many of its runs returned early. */
-static long long measure(run_t *r, kit_row *row, const kit_policy *policy)
+/* The next runs are of version v, from its host arrays, named for
+ * messages: none told yet. */
+static void run_named(run_t *r, enum version v, const char *name)
 {
-    kit_row_work w = {r, NULL, run_once, poison, verify, NULL, compare, NULL, NULL, NULL};
-    r->name = row->name;
+    data_t *d = r->d;
+    r->v = v;
+    r->A = v == SERIAL_PAGEABLE ? d->A : v == SERIAL_PINNED ? d->kA : d->sA;
+    r->B = v == SERIAL_PAGEABLE ? d->B : v == SERIAL_PINNED ? d->kB : d->sB;
+    r->C = v == SERIAL_PAGEABLE ? d->C : v == SERIAL_PINNED ? d->kC : d->sC;
+    r->name = name;
     r->early = 0;
     r->told = 0;
-    nvtxRangePushA(row->name);
-    kit_row_measure(row, &w, policy);
-    nvtxRangePop();
-    return r->early;
 }
 
 /* ---- the student's streams ------------------------------------------------------ */
@@ -483,7 +446,8 @@ static void close_job(run_t *r) { remote->lab05_close(r->nchunks); }
 
 /* ---- the parts, for the bandwidths and the ideal ------------------------------- */
 
-enum part { H2D_PAGEABLE, D2H_PAGEABLE, H2D_PINNED, D2H_PINNED, KERNEL };
+/* SERIAL: the kit's serial version from pinned memory, whole (Part 5). */
+enum part { H2D_PAGEABLE, D2H_PAGEABLE, H2D_PINNED, D2H_PINNED, KERNEL, SERIAL };
 
 typedef struct {
     data_t *d;
@@ -500,16 +464,17 @@ static void run_part(void *p)
     case H2D_PINNED: KIT_CHECK(cudaMemcpy(d->dA, d->kA, d->bytes, cudaMemcpyHostToDevice)); break;
     case D2H_PINNED: KIT_CHECK(cudaMemcpy(d->kC, d->dC, d->bytes, cudaMemcpyDeviceToHost)); break;
     case KERNEL: kit_vector_add(d->dA, d->dB, d->dC, d->n, 0, &kit_vector_knobs_now); break;
+    case SERIAL: serial(d, d->kA, d->kB, d->kC); break;
     }
 }
 
-static double time_part(data_t *d, enum part what, const kit_policy *policy)
+static kit_measurement time_part(data_t *d, enum part what, const kit_policy *policy)
 {
     part_t x = {d, what};
     kit_work w = {NULL, run_part, NULL, &x, 0.0f, 0};
     run_part(&x); /* warm-up */
     KIT_CHECK(cudaDeviceSynchronize());
-    return kit_measure(&w, policy).median_ms;
+    return kit_measure(&w, policy);
 }
 
 /* The kernel's extra work that makes it as long as target_ms: secant steps
@@ -589,20 +554,19 @@ static double kit_pipeline_ms(data_t *d, int nchunks, const kit_policy *policy, 
     return m.min_ms; /* the fastest run: the verdict by the clock compares fastest runs */
 }
 
-/* The kit's serial version from pinned memory, timed for the verdict by
- * the clock: its fastest run. */
-static void kit_serial_run(void *p)
+/* The median of EXPERIMENT_REPS (odd) runs: runs slowed by the host
+ * (a busy CPU late to queue the next call), up to four of nine, do not move it. */
+static double median_of_reps(const double *v)
 {
-    data_t *d = (data_t *)p;
-    serial(d, d->kA, d->kB, d->kC);
-}
-
-static double kit_serial_ms(data_t *d, const kit_policy *policy)
-{
-    kit_work w = {NULL, kit_serial_run, NULL, d, 0.0f, 0};
-    kit_serial_run(d); /* warm-up */
-    KIT_CHECK(cudaDeviceSynchronize());
-    return kit_measure(&w, policy).min_ms;
+    double s[EXPERIMENT_REPS];
+    memcpy(s, v, sizeof s);
+    for (int i = 1; i < EXPERIMENT_REPS; i++)
+        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+            double t = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = t;
+        }
+    return s[EXPERIMENT_REPS / 2];
 }
 
 /* What the judge's own path costs: a call that does nothing, timed as a
@@ -610,8 +574,8 @@ static double kit_serial_ms(data_t *d, const kit_policy *policy)
  * next to nothing in the lab's own program). */
 static double path_ms(void)
 {
-    double v[9];
-    for (int i = 0; i < 9; i++) {
+    double v[EXPERIMENT_REPS];
+    for (int i = 0; i < EXPERIMENT_REPS; i++) {
         double t0;
         KIT_CHECK(cudaDeviceSynchronize());
         t0 = kit_wall_ms();
@@ -619,57 +583,45 @@ static double path_ms(void)
         KIT_CHECK(cudaDeviceSynchronize());
         v[i] = kit_wall_ms() - t0;
     }
-    qsort(v, 9, sizeof v[0], cmp_double);
-    return v[4];
+    return median_of_reps(v);
 }
 
 /* ---- the timeline of one traced run -------------------------------------------- */
+
+/* The traced out of the student's process: large, so one, kept. */
+static struct lab05_trace_out trace_out;
 
 typedef struct {
     int done;           /* a traced run happened */
     int nchunks;
     long long wrong;
-    kit_span *spans;
-    int nspans;
-    int launches;       /* kernel launches seen */
-    double mean_kernel_ms;
+    struct lab05_trace_out rec; /* its record: spans, launches, copies not recorded */
     kit_overlap raw;    /* as measured */
     kit_overlap judged; /* kernels narrowed by the clocks' uncertainty */
-    double uncertainty_ms;
-    long long missed;   /* copies not recorded */
 } timeline_t;
-
-/* The traced out of the student's process: large, so one, kept. */
-static struct lab05_trace_out trace_out;
 
 /*
  * Whether a traced run's record is one the kit's side can have made: counts
- * in range, every operation one the kit names, times finite.
- * In grading it comes from the student's process, which could send
- * anything; one that is not such a record fails the lab.
+ * in range, every operation one the kit names, times finite; where not,
+ * says so. In grading it comes from the student's process, which could
+ * send anything; one that is not such a record fails the lab.
  */
 static int trace_sane(const struct lab05_trace_out *o)
 {
-    if (o->ncalls < 0 || o->ncalls > LAB05_MAX_CALLS || o->nspans < 0 || o->nspans > LAB05_MAX_SPANS ||
-        o->launches < 0 || o->missed < 0 || !isfinite(o->uncertainty_ms) || o->uncertainty_ms < 0 ||
-        !isfinite(o->mean_kernel_ms))
-        return 0;
-    for (int i = 0; i < o->ncalls; i++)
-        if (o->calls[i].op < 0 || o->calls[i].op >= KIT_NOPS || o->calls[i].after < -1 || o->calls[i].after > i)
-            return 0;
-    for (int i = 0; i < o->nspans; i++) {
+    int ok = !(o->ncalls < 0 || o->ncalls > LAB05_MAX_CALLS || o->nspans < 0 || o->nspans > LAB05_MAX_SPANS ||
+               o->launches < 0 || o->missed < 0 || !isfinite(o->uncertainty_ms) || o->uncertainty_ms < 0 ||
+               !isfinite(o->mean_kernel_ms));
+    for (int i = 0; ok && i < o->ncalls; i++)
+        ok = !(o->calls[i].op < 0 || o->calls[i].op >= KIT_NOPS || o->calls[i].after < -1 || o->calls[i].after > i);
+    for (int i = 0; ok && i < o->nspans; i++) {
         const kit_span *x = &o->spans[i];
-        if (x->op < 0 || x->op >= KIT_NOPS || !isfinite(x->start) || !isfinite(x->end))
-            return 0;
+        ok = !(x->op < 0 || x->op >= KIT_NOPS || !isfinite(x->start) || !isfinite(x->end));
     }
-    return 1;
-}
-
-static void trace_broken(void)
-{
-    fprintf(stderr, "%s: the traced run's record from the student's process is not one the kit makes "
-                    "(counts out of range, an unknown operation, a time that is not a number): graded as failed\n",
-            kit_program);
+    if (!ok)
+        fprintf(stderr, "%s: the traced run's record from the student's process is not one the kit makes "
+                        "(counts out of range, an unknown operation, a time that is not a number): graded as failed\n",
+                kit_program);
+    return ok;
 }
 
 /* Runs version v (depth-first: the one judged; breadth-first: drawn beside
@@ -683,11 +635,8 @@ static void traced_run(run_t *r, int nchunks, enum version v, timeline_t *tl)
     memset(tl, 0, sizeof *tl);
     tl->nchunks = nchunks;
     open_job(r, nchunks);
-    r->v = v;
+    run_named(r, v, v == DEPTH_FIRST ? "the traced run" : "the traced breadth-first run");
     r->traced = 1;
-    r->name = v == DEPTH_FIRST ? "the traced run" : "the traced breadth-first run";
-    r->early = 0;
-    r->told = 0;
     nvtxRangePushA("traced run");
     /* Once untraced: the traced build's code is loaded and warm. */
     poison(r);
@@ -704,20 +653,13 @@ static void traced_run(run_t *r, int nchunks, enum version v, timeline_t *tl)
     tl->wrong += check_run(r);
     nvtxRangePop();
     if (!trace_sane(o)) {
-        trace_broken();
         tl->wrong += 1;
         memset(o, 0, sizeof *o);
     }
 
-    tl->nspans = o->nspans;
-    tl->spans = (kit_span *)kit_host_alloc(sizeof(kit_span) * (size_t)(tl->nspans + 1));
-    memcpy(tl->spans, o->spans, sizeof(kit_span) * (size_t)tl->nspans);
-    tl->missed = o->missed;
-    tl->launches = o->launches;
-    tl->mean_kernel_ms = o->mean_kernel_ms;
-    tl->uncertainty_ms = o->uncertainty_ms;
-    tl->raw = kit_overlap_of(tl->spans, tl->nspans, 0.0);
-    tl->judged = kit_overlap_of(tl->spans, tl->nspans, tl->uncertainty_ms);
+    tl->rec = *o;
+    tl->raw = kit_overlap_of(o->spans, o->nspans, 0.0);
+    tl->judged = kit_overlap_of(o->spans, o->nspans, o->uncertainty_ms);
     tl->done = 1;
 
     KIT_CHECK(cudaFree(dspans));
@@ -725,34 +667,27 @@ static void traced_run(run_t *r, int nchunks, enum version v, timeline_t *tl)
     r->traced = 0;
 }
 
-/* What copies could cover of the kernels' time in the traced run's depth-first
- * pipeline (kit_timeline.h), its kernels narrowed as in tl->judged. */
-static double overlap_possible(const timeline_t *tl)
-{
-    return kit_overlap_possible(tl->spans, tl->nspans, tl->nchunks, tl->uncertainty_ms);
-}
-
 /* Writes tl's operations as rows of --timeline's CSV: each chunk numbered in
  * the order of its records, times from the run's first operation. */
 static void write_timeline(FILE *f, const timeline_t *tl, const char *order)
 {
-    long long *rows = (long long *)kit_host_alloc(sizeof(long long) * (size_t)(tl->nspans + 1));
-    int nrows = 0;
-    for (int i = 0; i < tl->nspans; i++) {
+    const kit_span *x = tl->rec.spans;
+    int n = tl->rec.nspans, nrows = 0;
+    long long *rows = (long long *)kit_host_alloc(sizeof(long long) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
         int seen = 0;
         for (int j = 0; j < nrows; j++)
-            seen |= rows[j] == tl->spans[i].row;
+            seen |= rows[j] == x[i].row;
         if (!seen)
-            rows[nrows++] = tl->spans[i].row;
+            rows[nrows++] = x[i].row;
     }
     qsort(rows, (size_t)nrows, sizeof *rows, kit_cmp_ll);
-    for (int i = 0; i < tl->nspans; i++) {
+    for (int i = 0; i < n; i++) {
         int chunk = 0;
-        while (rows[chunk] != tl->spans[i].row)
+        while (rows[chunk] != x[i].row)
             chunk++;
-        fprintf(f, "%d,%s,%d,%.6f,%.6f,\"%s, %d chunks\"\n", chunk, kit_op_name[tl->spans[i].op],
-                tl->spans[i].stream, tl->spans[i].start - tl->raw.first_ms, tl->spans[i].end - tl->raw.first_ms,
-                order, tl->nchunks);
+        fprintf(f, "%d,%s,%d,%.6f,%.6f,\"%s, %d chunks\"\n", chunk, kit_op_name[x[i].op], x[i].stream,
+                x[i].start - tl->raw.first_ms, x[i].end - tl->raw.first_ms, order, tl->nchunks);
     }
     free(rows);
 }
@@ -794,17 +729,13 @@ static issue_order_t issue_order(run_t *r, int nchunks, enum version v)
     if (nchunks < 2)
         return o;
     open_job(r, nchunks);
-    r->v = v;
-    r->name = v == DEPTH_FIRST ? "depth-first (traced)" : "breadth-first (traced)";
-    r->early = 0;
-    r->told = 0;
+    run_named(r, v, v == DEPTH_FIRST ? "depth-first (traced)" : "breadth-first (traced)");
     poison(r);
     remote->lab05_trace(d->sA, d->sB, d->sC, d->dA, d->dB, d->dC, d->n, nchunks,
                         v == DEPTH_FIRST ? LAB05_DEPTH_FIRST : LAB05_BREADTH_FIRST, kit_vector_knobs_now.work, NULL,
                         0, ct);
     note_early(r, ct->early);
     if (!trace_sane(ct)) {
-        trace_broken();
         o.judged = 1;
         snprintf(o.why, sizeof o.why, "its traced run's record is not one the kit makes");
         close_job(r);
@@ -960,71 +891,43 @@ static void kernel_orders(const kspec *k, int nk, korder *o, int norders, cudaSt
     }
 }
 
-/* The kernels of one order, one row per stream, 12 columns per unit. */
-static void print_kernel_rows(const kspec *k, int nk, const korder *o)
+/* Each order: the course's units and this GPU's, then its kernels, one
+ * row per stream, 12 columns per unit. */
+static void print_orders(const kspec *k, int nk, const korder *o, int norders)
 {
-    for (int s = 0; s < 2; s++) {
-        char line[97];
-        memset(line, ' ', 96);
-        line[96] = '\0';
-        for (int j = 0; j < nk; j++) {
-            if (k[j].stream != s)
-                continue;
-            for (int x = (int)(o->start[j] * 12 + 0.5); x < (int)(o->end[j] * 12 + 0.5) && x < 96; x++)
-                line[x] = k[j].name[1]; /* 'a' or 'b' */
+    for (int i = 0; i < norders; i++, o++) {
+        printf("  %-52s %6d units %10.2f\n", o->label, o->course_units, o->units);
+        for (int s = 0; s < 2; s++) {
+            char line[97];
+            memset(line, ' ', 96);
+            line[96] = '\0';
+            for (int j = 0; j < nk; j++) {
+                if (k[j].stream != s)
+                    continue;
+                for (int x = (int)(o->start[j] * 12 + 0.5); x < (int)(o->end[j] * 12 + 0.5) && x < 96; x++)
+                    line[x] = k[j].name[1]; /* 'a' or 'b' */
+            }
+            for (int x = 95; x >= 0 && line[x] == ' '; x--)
+                line[x] = '\0';
+            printf("      stream %d |%s\n", s + 1, line);
         }
-        for (int x = 95; x >= 0 && line[x] == ' '; x--)
-            line[x] = '\0';
-        printf("      stream %d |%s\n", s + 1, line);
     }
 }
-
-typedef struct {
-    korder equal[2];   /* two streams, two 1-unit kernels each */
-    korder unequal[3]; /* 2 + 1 units and 1 + 2 units */
-    double copy_unit_ms;
-    double copy_units[2];       /* stream 1 first; the copy out of stream 2 first */
-    double four_way_ms[3];      /* the pipeline alone, after the host's work, between it */
-    double host_work_ms;        /* per chunk */
-    long long four_way_wrong;
-} experiments_t;
 
 static const kspec equal_kernels[4] = {{"Ka1", 0, 1}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 1}};
 static const kspec unequal_kernels[4] = {{"Ka1", 0, 2}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 2}};
 
-static double ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 /* The host's own share of the work, a stand-in: one core busy for ms. */
 static void host_work(double ms, int chunk)
 {
-    struct timespec t0;
     char name[32];
+    double t0;
     snprintf(name, sizeof name, "host work, chunk %d", chunk);
     nvtxRangePushA(name);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (ms_since(&t0) < ms) {
+    t0 = kit_wall_ms();
+    while (kit_wall_ms() - t0 < ms) {
     }
     nvtxRangePop();
-}
-
-/* The median of EXPERIMENT_REPS (odd) runs: runs slowed by the host
- * (a busy CPU late to queue the next call), up to four of nine, do not move it. */
-static double median_of_reps(const double *v)
-{
-    double s[EXPERIMENT_REPS];
-    memcpy(s, v, sizeof s);
-    for (int i = 1; i < EXPERIMENT_REPS; i++)
-        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
-            double t = s[j];
-            s[j] = s[j - 1];
-            s[j - 1] = t;
-        }
-    return s[EXPERIMENT_REPS / 2];
 }
 
 /*
@@ -1113,12 +1016,11 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
 {
     static const char *const names[3] = {"3-way: the pipeline alone", "the host's work, then the pipeline",
                                          "4-way: the host's work between the asynchronous calls"};
-    struct timespec t0;
-    double total;
+    double t0, total;
 
     fresh_run(d, d->kA, d->kB, d->kC);
     nvtxRangePushA(names[mode]);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = kit_wall_ms();
     for (int i = 0; mode == 1 && i < FOUR_WAY_CHUNKS; i++)
         host_work(work_ms, i);
     for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
@@ -1130,92 +1032,29 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
     }
     for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
         KIT_CHECK(cudaStreamSynchronize(s[i]));
-    total = ms_since(&t0);
+    total = kit_wall_ms() - t0;
     nvtxRangePop();
     *wrong += check_output(d, d->kC, names[mode]);
     return total;
 }
 
-static void run_experiments(data_t *d, const kit_device *dev, double kernel_ms, experiments_t *x)
-{
-    cudaStream_t s[FOUR_WAY_CHUNKS];
-    unsigned long long *dspan;
-    unsigned int *dev_buf, *host_buf;
-    korder eq[2] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 3, 0, {0}, {0}},
-                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 2, 0, {0}, {0}}};
-    korder un[3] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 5, 0, {0}, {0}},
-                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 4, 0, {0}, {0}},
-                    {"the course's: Ka1 Ka2 Kb2 Kb1", {0, 2, 3, 1}, 3, 0, {0}, {0}}};
-    double v[EXPERIMENT_REPS];
+/* ---- the table of versions -------------------------------------------------------- */
 
-    memset(x, 0, sizeof *x);
-    for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
-        KIT_CHECK(cudaStreamCreate(&s[i]));
-        {
-            char name[32];
-            snprintf(name, sizeof name, "kit stream %d", i + 1);
-            nvtxNameCudaStreamA(s[i], name);
-        }
-    }
-    KIT_CHECK(cudaMalloc((void **)&dspan, 2 * MAX_KERNELS * sizeof *dspan));
-    nvtxRangePushA("two kernels per stream, each half the GPU");
-    kernel_orders(equal_kernels, 4, eq, 2, s, dev, dspan);
-    kernel_orders(unequal_kernels, 4, un, 3, s, dev, dspan);
-    nvtxRangePop();
-    memcpy(x->equal, eq, sizeof eq);
-    memcpy(x->unequal, un, sizeof un);
-
-    /* The copy queue: units of one copy's time. */
-    KIT_CHECK(cudaMalloc((void **)&dev_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
-    KIT_CHECK(cudaMemset(dev_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES)); /* copied out: initcheck */
-    KIT_CHECK(cudaMallocHost((void **)&host_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
-    memset(host_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES);
-    for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
-        v[rep] = copy_queue(-1, s, dev_buf, host_buf, 0, dspan);
-    x->copy_unit_ms = median_of_reps(v);
-    nvtxRangePushA("a copy out behind another stream's");
-    for (int order = 0; order < 2; order++) {
-        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
-            v[rep] = copy_queue(order, s, dev_buf, host_buf, x->copy_unit_ms, dspan);
-        x->copy_units[order] = median_of_reps(v) / x->copy_unit_ms;
-    }
-    nvtxRangePop();
-    KIT_CHECK(cudaFree(dev_buf));
-    KIT_CHECK(cudaFreeHost(host_buf));
-
-    /* 4-way: the host works on each chunk as long as the GPU's kernel does. */
-    x->host_work_ms = kernel_ms / FOUR_WAY_CHUNKS;
-    for (int mode = 0; mode < 3; mode++) {
-        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
-            v[rep] = four_way(d, s, mode, x->host_work_ms, &x->four_way_wrong);
-        x->four_way_ms[mode] = median_of_reps(v);
-    }
-
-    KIT_CHECK(cudaFree(dspan));
-    for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
-        KIT_CHECK(cudaStreamDestroy(s[i]));
-}
-
-/* ---- the report ------------------------------------------------------------------ */
-
-/* A line of the table: a row, and what it is compared with. */
+/* A line of the table: a version's row, and what it is compared with. Not
+ * a kit_table (kit_table.h): its check says NO WAIT for runs that returned
+ * early and WRONG for a wrong timed run, an ideal it lacks is left blank,
+ * and its CSV quotes the version's name, which holds a comma. */
 typedef struct {
-    const kit_row *row;
+    kit_row row;
     long long early;         /* runs that returned before their streams were done */
     int chunks;              /* 1: serial */
-    unsigned long long work; /* the kernel's */
     double serial_ms;        /* the serial version from pinned memory, same kernel (0: none) */
     double ideal_ms;         /* 0: none */
 } line_t;
 
-static const char *check_word(const line_t *l)
-{
-    return l->row->wrong || l->row->t.bad_runs ? "WRONG" : l->early ? "NO WAIT" : "ok";
-}
-
 static void print_line(const line_t *l)
 {
-    const kit_row *r = l->row;
+    const kit_row *r = &l->row;
     printf("%-32s", r->name);
     if (r->timed && l->serial_ms > 0)
         printf(" %10.3f %9.2fx", r->t.median_ms, l->serial_ms / r->t.median_ms);
@@ -1227,615 +1066,765 @@ static void print_line(const line_t *l)
         printf(" %8.0f%%", 100.0 * l->ideal_ms / r->t.median_ms);
     else
         printf(" %9s", "");
-    printf("  %s\n", check_word(l));
+    printf("  %s\n", r->wrong || r->t.bad_runs ? "WRONG" : l->early ? "NO WAIT" : "ok");
 }
 
-static void csv_line(FILE *f, const kit_device *dev, unsigned int n, unsigned long long seed, const line_t *l)
-{
-    const kit_row *r = l->row;
-    kit_csv_prefix(f, dev, n, seed);
-    fprintf(f, "\"%s\",%d,%llu,%.6f,%.6f,%d\n", r->name, l->chunks, l->work, r->timed ? r->t.median_ms : 0.0,
-            l->ideal_ms, r->wrong == 0 && r->t.bad_runs == 0 && l->early == 0);
-}
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------------ */
 
-static void print_experiments(const experiments_t *x, int connections)
-{
-    printf("The course's scheduling examples (the kit's own code), %d hardware queue%s; the course's\n"
-           "figures are for Fermi, with one queue for kernels (--connections 1 to compare):\n\n",
-           connections, connections == 1 ? "" : "s");
-    printf("%-54s %12s %10s\n", "", "course", "this GPU");
-    printf("two streams, two kernels each, every kernel half the GPU for 1 unit (%.1f ms):\n",
-           EXPERIMENT_UNIT_NS / 1e6);
-    for (int i = 0; i < 2; i++) {
-        printf("  %-52s %6d units %10.2f\n", x->equal[i].label, x->equal[i].course_units, x->equal[i].units);
-        print_kernel_rows(equal_kernels, 4, &x->equal[i]);
-    }
-    printf("the same with Ka1 and Kb2 2 units long, Kb1 and Ka2 1 unit:\n");
-    for (int i = 0; i < 3; i++) {
-        printf("  %-52s %6d units %10.2f\n", x->unequal[i].label, x->unequal[i].course_units,
-               x->unequal[i].units);
-        print_kernel_rows(unequal_kernels, 4, &x->unequal[i]);
-    }
-    printf("stream 1: HDa1 HDb1 K1 DH1, stream 2: DH2; 1 unit = one %u MiB copy (%.3f ms):\n",
-           EXPERIMENT_COPY_BYTES >> 20, x->copy_unit_ms);
-    printf("  %-52s %6d units %10.2f\n", "stream 1 issued first, then DH2", 5, x->copy_units[0]);
-    printf("  %-52s %6d units %10.2f\n", "DH2 issued first", 4, x->copy_units[1]);
-    printf("the host prepares each chunk (%d chunks, %.3f ms of host work each) for the pipeline:\n",
-           FOUR_WAY_CHUNKS, x->host_work_ms);
-    printf("  %-52s %12s %10.3f ms\n", "the pipeline alone (3-way)", "", x->four_way_ms[0]);
-    printf("  %-52s %12s %10.3f ms\n", "the host's work, then the pipeline", "", x->four_way_ms[1]);
-    printf("  %-52s %12s %10.3f ms\n", "the host's work between the asynchronous calls (4-way)", "",
-           x->four_way_ms[2]);
-    printf("\n");
-}
+/* Part 2's chunks (--streams N: N alone). */
+static const int sweep[] = {2, 3, 4, 8, 16, 32};
+#define NSWEEP KIT_COUNT(sweep)
 
-static double ideal_of(const double part[3], int nchunks, int engines)
-{
-    return kit_pipeline_ideal_ms(part[0], part[1], part[2], nchunks, engines);
-}
-
-int main(int argc, char **argv)
-{
-    kit_common c;
-    kit_device dev;
-    long long kit_pipeline_wrong = 0;
-    int only = 0, connections = 0, sweep[] = {2, 3, 4, 8, 16, 32}, nsweep = 0, chunks[KIT_COUNT(sweep)];
-    const char *work_arg = "auto", *timeline_path = NULL;
-    kit_option opts[] = {
-        {"--size", KIT_OPT_SIZE, &c.size, "N",
-         "elements per array (default: 33554432, fewer where the GPU's memory is small)", KIT_MIN_SIZE,
-         KIT_MAX_SIZE, NULL},
-        {"--reps", KIT_OPT_INT, &c.reps, "R",
-         "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
-         NULL},
-        {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
-        KIT_FOCUS_OPTION,
-        {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
-        {"--device", KIT_OPT_INT, &c.device, "D", "which GPU to use", 0, 63, NULL},
-        {"--streams", KIT_OPT_INT, &only, "N",
-         "chunks, each in its own stream: only N instead of 2, 3, 4, 8, 16 and 32", 1, MAX_CHUNKS, NULL},
-        {"--kernel-work", KIT_OPT_STRING, &work_arg, "W",
-         "extra hash steps per element: a count, or 'auto' (default) to make the kernel as long as "
-         "the copies in; 0 is the course's plain kernel", 0, 0, NULL},
-        {"--connections", KIT_OPT_INT, &connections, "C",
-         "hardware queues (sets CUDA_DEVICE_MAX_CONNECTIONS; default 8; 1 is Fermi's single queue)", 1, 32,
-         NULL},
-        {"--timeline", KIT_OPT_STRING, &timeline_path, "FILE",
-         "write the timelines as CSV (chunk, operation, stream, start and end in ms, and the version: "
-         "depth-first and breadth-first)",
-         0, 0, NULL},
-    };
-    unsigned long long work = 0;
-    int auto_work = 0, pass = 1, alloc_ok, streams_ok = 1, best = -1, best_focused = 0, queues, plain_rows = 0;
+struct lab {
+    kit_run run;
+    int only, connections, auto_work, queues; /* --streams, --connections; the hardware queues */
+    const char *work_arg, *timeline_path;
+    int brief; /* --focus without --timeline: Parts 3 and 4 left out */
+    unsigned long long work;
+    unsigned int n;
+    int chunks[NSWEEP], nsweep, alloc_ok, streams_ok;
     data_t d;
     run_t r;
-    kit_policy policy;
-    kit_row serial_rows[2], df[KIT_COUNT(sweep)], bf[KIT_COUNT(sweep)], plain[2];
-    long long df_early[KIT_COUNT(sweep)], bf_early[KIT_COUNT(sweep)], plain_early = 0;
-    double part[3], part_plain_kernel, bw[4], ideal[KIT_COUNT(sweep)];
-    timeline_t tl, tl_bf; /* the traced runs: depth-first (judged), breadth-first (--timeline) */
+    /* Part 1: the parts alone, pinned (copies in, kernel, copies out) */
+    double gbs[4], part[3], part_plain_kernel; /* gbs: in and out, pageable then pinned */
+    /* Part 2's table: serial (measured in Part 1), depth-first, breadth-first,
+     * the plain kernel's; df[best] the fastest verified (best -1: none) */
+    line_t lines[2 + 2 * NSWEEP + 2], *df, *bf, *plain;
+    int nlines, plain_rows, best;
+    double speedup, of_ideal; /* the best's over serial from pinned memory, and of its ideal */
+    /* Part 3: the traced runs, depth-first (judged) and breadth-first (--timeline) */
+    timeline_t tl, tl_bf;
     issue_order_t order[2];
-    int order_chunks = 0;
-    experiments_t x;
-    int brief;
-    unsigned int n;
-    const char *env;
-    FILE *csv;
+    int order_chunks;
+    double share, possible, need; /* copies beside kernels, of the kernels' time */
+    /* Part 4: two streams, two 1-unit kernels each; 2 + 1 units and 1 + 2 units */
+    korder equal[2], unequal[3];
+    double copy_unit_ms, copy_units[2]; /* stream 1 first; the copy out of stream 2 first */
+    double four_way_ms[3], host_work_ms; /* the pipeline alone, after the host's work, between it; per chunk */
+    long long four_way_wrong;
+    double kit_pipeline_share;
+    int platform_cannot_overlap;
+    /* Part 5, fastest runs: the best pipeline's, the judge's path, then, the
+     * student's process gone, the serial, the ideal, the kit's own pipeline */
+    int gain_asked, gain_runs, gain_judged;
+    double g_best, path, g_serial, g_ideal, t_kit, gain_possible, gain_share, kit_gain_share, gain_need;
+    long long kit_pipeline_wrong;
+};
 
-    kit_common_defaults(&c);
-    c.reps = 0;
-    kit_parse_args(argc, argv,
-                   "Lab 05: CUDA streams. The course's vector addition with streams: serial from\n"
-                   "pageable and from pinned memory, your pipeline depth-first and breadth-first\n"
-                   "against its ideal, a timeline of one run, and the course's scheduling examples.",
-                   opts, KIT_COUNT(opts));
-    if (strcmp(work_arg, "auto") == 0)
-        auto_work = 1;
-    else if (kit_parse_u64(work_arg, &work) != 0 || work > MAX_WORK)
-        kit_die(KIT_EXIT_USAGE, "--kernel-work '%s': expected 'auto' or a count from 0 to %d", work_arg, MAX_WORK);
-    if (c.size && only && (unsigned long long)only > c.size)
-        kit_die(KIT_EXIT_USAGE, "--streams %d: more chunks than the %llu elements", only, c.size);
-    if (timeline_path && strcmp(timeline_path, "-") == 0)
+/* Names and measures a line of the table: version v, a pipeline in the job
+ * open (open_job); prefix "plain-" for the plain kernel's. */
+static void measure_line(lab *L, line_t *l, enum version v, const char *prefix)
+{
+    static const char *const what[] = {"pageable", "pinned", "depth-first", "breadth-first"};
+    kit_row_work w = {&L->r, NULL, run_once, poison, verify, NULL, compare, NULL, NULL, NULL};
+    char key[32];
+
+    l->chunks = v >= DEPTH_FIRST ? L->r.nchunks : 1;
+    if (v >= DEPTH_FIRST) {
+        snprintf(key, sizeof key, "%s%s-%d", prefix, what[v], l->chunks);
+        kit_row_name(&l->row, key, "TODO(2), TODO(3) and TODO(5)", "%s, %d chunks", what[v], l->chunks);
+    } else {
+        snprintf(key, sizeof key, "%sserial-%s", prefix, what[v]);
+        kit_row_name(&l->row, key, NULL, "serial, %s memory", what[v]);
+    }
+    run_named(&L->r, v, l->row.name);
+    nvtxRangePushA(l->row.name);
+    kit_row_measure(&l->row, &w, &L->run.policy);
+    nvtxRangePop();
+    l->early = L->r.early;
+}
+
+/* The options checked; the hardware queues set before any CUDA call. */
+static int prepare(lab *L)
+{
+    const kit_common *c = &L->run.c;
+    const char *env;
+
+    if (strcmp(L->work_arg, "auto") == 0)
+        L->auto_work = 1;
+    else if (kit_parse_u64(L->work_arg, &L->work) != 0 || L->work > MAX_WORK)
+        kit_die(KIT_EXIT_USAGE, "--kernel-work '%s': expected 'auto' or a count from 0 to %d", L->work_arg, MAX_WORK);
+    if (c->size && L->only && (unsigned long long)L->only > c->size)
+        kit_die(KIT_EXIT_USAGE, "--streams %d: more chunks than the %llu elements", L->only, c->size);
+    if (L->timeline_path && strcmp(L->timeline_path, "-") == 0)
         kit_die(KIT_EXIT_USAGE, "--timeline: name a file (stdout holds the report)");
-    kit_csv_check(c.csv);
-    kit_output_check("--timeline", timeline_path);
+    kit_csv_check(c->csv); /* --csv's before --timeline's; the driver checks it again */
+    kit_output_check("--timeline", L->timeline_path);
     /* The driver reads it once, when the context is made: before any CUDA call. */
-    if (connections) {
+    if (L->connections) {
         char v[16];
-        snprintf(v, sizeof v, "%d", connections);
+        snprintf(v, sizeof v, "%d", L->connections);
         setenv("CUDA_DEVICE_MAX_CONNECTIONS", v, 1);
     }
     env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    queues = env && atoi(env) > 0 ? atoi(env) : 8;
-    kit_choose_seed(&c);
-    kit_device_open(c.device, &dev);
+    L->queues = env && atoi(env) > 0 ? atoi(env) : 8;
+    /* Under --focus (the grader's timed runs: its checked runs had them)
+     * no timeline and no examples, unless --timeline asks for the timeline. */
+    L->brief = kit_focus != NULL && L->timeline_path == NULL;
+    return -1;
+}
+
+/* The size, Part 2's chunks, the timing, the arrays: the job's host arrays
+ * in the memory the student's alloc_host chose. */
+static void setup(lab *L)
+{
+    const kit_device *dev = &L->run.dev;
+    unsigned long long size = L->run.c.size;
+    unsigned int n;
 
     /* Six arrays (the job's three, the drawn inputs, C copied back) and the
      * traced run's block record (24 bytes per 32 elements). */
-    n = c.size ? (unsigned int)c.size : DEFAULT_SIZE;
-    if (!c.size)
-        while (n > (1u << 20) && (long long)n * DEVICE_BYTES_PER_ELEMENT > dev.free_bytes / 2)
+    n = size ? (unsigned int)size : DEFAULT_SIZE;
+    if (!size) {
+        int capped;
+        while (n > (1u << 20) && (long long)n * DEVICE_BYTES_PER_ELEMENT > dev->free_bytes / 2)
             n /= 2;
-    if (!c.size) {
         /* Pinned: the kit's three arrays, the job's three, one of alloc_host's
          * while it is looked at, the copy-queue buffer. */
-        int capped;
         n = (unsigned int)kit_pinned_default_size(n, 1u << 20, 7 * sizeof(unsigned int),
                                                   4 * (size_t)EXPERIMENT_COPY_BYTES, &capped);
         if (capped)
             kit_pinned_capped_note(n, 7.0 * sizeof(unsigned int) * n + 4.0 * EXPERIMENT_COPY_BYTES);
     }
-    if ((long long)n * DEVICE_BYTES_PER_ELEMENT + (96ll << 20) > dev.free_bytes)
+    if ((long long)n * DEVICE_BYTES_PER_ELEMENT + (96ll << 20) > dev->free_bytes)
         kit_die(KIT_EXIT_USAGE, "--size %u needs %.0f MiB of GPU memory, %s has %.0f MiB free; choose a smaller --size",
-                n, ((double)n * DEVICE_BYTES_PER_ELEMENT + (96 << 20)) / 1048576, dev.name,
-                dev.free_bytes / 1048576.0);
-    for (int i = 0; i < KIT_COUNT(sweep); i++)
-        if ((only == 0 || sweep[i] == only) && (unsigned int)sweep[i] <= n)
-            chunks[nsweep++] = sweep[i];
-    if (only && nsweep == 0)
-        chunks[nsweep++] = only;
-    policy = kit_policy_default(c.reps);
-    policy.max_ms = 150.0; /* each run also costs a check of every element on the host */
-    policy.max_reps = 30;
-    policy.noise = 0.03;
+                n, ((double)n * DEVICE_BYTES_PER_ELEMENT + (96 << 20)) / 1048576, dev->name,
+                dev->free_bytes / 1048576.0);
+    for (int i = 0; i < NSWEEP; i++)
+        if ((L->only == 0 || sweep[i] == L->only) && (unsigned int)sweep[i] <= n)
+            L->chunks[L->nsweep++] = sweep[i];
+    if (L->only && L->nsweep == 0)
+        L->chunks[L->nsweep++] = L->only;
+    L->run.policy.max_ms = 150.0; /* each run also costs a check of every element on the host */
+    L->run.policy.max_reps = 30;
+    L->run.policy.noise = 0.03;
 
-    data_setup(&d, n, c.seed);
-    alloc_ok = student_arrays(&d);
-    memset(&r, 0, sizeof r);
-    r.d = &d;
+    L->n = n;
+    data_setup(&L->d, n, L->run.c.seed);
+    L->alloc_ok = student_arrays(&L->d);
+    L->r.d = &L->d;
+    L->streams_ok = 1;
+    L->best = -1;
+    L->df = L->lines + 2;
+    L->bf = L->df + L->nsweep;
+    L->plain = L->bf + L->nsweep;
+    L->nlines = 2 + 2 * L->nsweep;
+}
 
-    /* 1. The parts alone, and the kernel's work. */
+/* Part 1: the parts alone (the bandwidths, the pipelines' ideal) and the
+ * kernel's work; then the kit's serial versions, the table's first lines. */
+static void part1_measure(lab *L)
+{
+    data_t *d = &L->d;
+    const kit_policy *p = &L->run.policy;
+    double bw[4];
+
     nvtxRangePushA("the parts");
     kit_vector_knobs_now.work = 0;
-    bw[0] = time_part(&d, H2D_PAGEABLE, &policy);
-    bw[1] = time_part(&d, D2H_PAGEABLE, &policy);
-    bw[2] = time_part(&d, H2D_PINNED, &policy);
-    bw[3] = time_part(&d, D2H_PINNED, &policy);
-    part_plain_kernel = time_part(&d, KERNEL, &policy);
-    part[0] = 2 * bw[2]; /* A and B */
-    part[2] = bw[3];
-    if (auto_work)
-        work = (unsigned long long)calibrate_work(&d, part[0]);
-    kit_vector_knobs_now.work = (int)work;
-    part[1] = work ? time_part(&d, KERNEL, &policy) : part_plain_kernel;
+    for (int i = 0; i < 4; i++) {
+        bw[i] = time_part(d, (enum part)i, p).median_ms; /* H2D_PAGEABLE to D2H_PINNED */
+        L->gbs[i] = d->bytes / (bw[i] * 1e6);
+    }
+    L->part_plain_kernel = time_part(d, KERNEL, p).median_ms;
+    L->part[0] = 2 * bw[2]; /* A and B */
+    L->part[2] = bw[3];
+    if (L->auto_work)
+        L->work = (unsigned long long)calibrate_work(d, L->part[0]);
+    kit_vector_knobs_now.work = (int)L->work;
+    L->part[1] = L->work ? time_part(d, KERNEL, p).median_ms : L->part_plain_kernel;
     nvtxRangePop();
 
-    /* 1. The serial versions. Under --focus on a depth-first row (the
-     * grader's timed runs) the serial from pinned memory is timed in full
-     * as well (the verdict by the clock asks it for enough runs; the serial
-     * it compares with is timed again at the end, the student's process
-     * gone: student_done). */
+    /* Under --focus on a depth-first row (the grader's timed runs) the
+     * serial from pinned memory is timed in full as well (the verdict by
+     * the clock asks it for enough runs; the serial it compares with is
+     * timed again in Part 5, the student's process gone: student_done). */
     if (kit_focus && strncmp(kit_focus, "depth-first-", 12) == 0)
         kit_focus_also = "serial-pinned";
-    r.v = SERIAL_PAGEABLE;
-    kit_row_name(&serial_rows[0], "serial-pageable", NULL, "serial, pageable memory");
-    measure(&r, &serial_rows[0], &policy);
-    r.v = SERIAL_PINNED;
-    kit_row_name(&serial_rows[1], "serial-pinned", NULL, "serial, pinned memory");
-    measure(&r, &serial_rows[1], &policy);
+    measure_line(L, &L->lines[0], SERIAL_PAGEABLE, "");
+    measure_line(L, &L->lines[1], SERIAL_PINNED, "");
+}
 
-    /* 2. The student's pipeline, both orders, every N. */
-    for (int i = 0; i < nsweep; i++) {
-        char key[32];
-        streams_ok &= open_job(&r, chunks[i]);
-        r.v = DEPTH_FIRST;
-        snprintf(key, sizeof key, "depth-first-%d", chunks[i]);
-        kit_row_name(&df[i], key, PIPELINE_TODOS, "depth-first, %d chunks", chunks[i]);
-        df_early[i] = measure(&r, &df[i], &policy);
-        int focused = kit_focus && strcmp(kit_focus, key) == 0;
-        r.v = BREADTH_FIRST;
-        snprintf(key, sizeof key, "breadth-first-%d", chunks[i]);
-        kit_row_name(&bf[i], key, PIPELINE_TODOS, "breadth-first, %d chunks", chunks[i]);
-        bf_early[i] = measure(&r, &bf[i], &policy);
-        close_job(&r);
-        ideal[i] = ideal_of(part, chunks[i], dev.copy_engines);
-        /* The fastest verified one; under --focus the focused one, the
-         * only one timed until steady. */
-        if (df[i].timed && df[i].t.bad_runs == 0 && df[i].wrong == 0 && !best_focused &&
-            (best < 0 || focused || df[i].t.median_ms < df[best].t.median_ms)) {
-            best = i;
-            best_focused = focused;
-        }
-    }
+static void part1_print(lab *L)
+{
+    const kit_device *dev = &L->run.dev;
+    const double *gbs = L->gbs, mib = L->d.bytes / 1048576.0;
+    printf("3 x %s 32-bit integers (%.0f MiB each), seed %llu; %d copy engine%s, %d hardware queue%s\n",
+           kit_grouped(L->n), mib, L->run.c.seed, dev->copy_engines, dev->copy_engines == 1 ? "" : "s", L->queues,
+           L->queues == 1 ? "" : "s");
+    printf("the kernel: %s extra steps per element%s\n\n", kit_grouped(L->work),
+           L->auto_work ? " (--kernel-work auto: as long as the copies in)" : "");
+    printf("copies of %.0f MiB          pageable        pinned\n", mib);
+    printf("  host to device     %8.1f GB/s %8.1f GB/s  (%.1fx)\n", gbs[0], gbs[2], gbs[2] / gbs[0]);
+    printf("  device to host     %8.1f GB/s %8.1f GB/s  (%.1fx)\n\n", gbs[1], gbs[3], gbs[3] / gbs[1]);
+    printf("the parts, pinned: copies in (A and B) %.3f ms, kernel %.3f ms, copies out %.3f ms\n\n", L->part[0],
+           L->part[1], L->part[2]);
+}
 
-    /* 2. The course's plain kernel: serial and the best N, depth-first. */
-    if (work && best >= 0) {
-        char key[32];
-        kit_vector_knobs_now.work = 0;
-        r.v = SERIAL_PINNED;
-        kit_row_name(&plain[0], "plain-serial-pinned", NULL, "serial, pinned memory");
-        measure(&r, &plain[0], &policy);
-        open_job(&r, chunks[best]);
-        r.v = DEPTH_FIRST;
-        snprintf(key, sizeof key, "plain-depth-first-%d", chunks[best]);
-        kit_row_name(&plain[1], key, PIPELINE_TODOS, "depth-first, %d chunks", chunks[best]);
-        plain_early = measure(&r, &plain[1], &policy);
-        close_job(&r);
-        kit_vector_knobs_now.work = (int)work;
-        plain_rows = 2;
-    }
-
-    /*
-     * 3. The timeline of the fastest depth-first pipeline, and 4. the
-     * course's scheduling examples; both left out under --focus (the
-     * grader's timed runs: its checked runs had them) unless --timeline
-     * asks for the timeline.
-     */
-    brief = kit_focus != NULL && timeline_path == NULL;
-    memset(&tl, 0, sizeof tl);
-    memset(&tl_bf, 0, sizeof tl_bf);
-    memset(&x, 0, sizeof x);
-    memset(order, 0, sizeof order);
-    if (best >= 0 && !brief) {
-        traced_run(&r, chunks[best], DEPTH_FIRST, &tl);
-        /* The same chunks issued breadth-first, for the picture beside it. */
-        if (timeline_path)
-            traced_run(&r, chunks[best], BREADTH_FIRST, &tl_bf);
-        /* The order each pipeline issued its copies, at the best N (4 if
-         * that is one chunk: one chunk has no order). */
-        order_chunks = chunks[best] >= 2 ? chunks[best] : 4;
-        order[0] = issue_order(&r, order_chunks, DEPTH_FIRST);
-        order[1] = issue_order(&r, order_chunks, BREADTH_FIRST);
-    }
-    if (!brief) {
-        nvtxRangePushA("the course's scheduling examples");
-        run_experiments(&d, &dev, part[1], &x);
-        nvtxRangePop();
-    }
-
-    /* ---- the table for people ---- */
-    double t_serial = serial_rows[1].timed ? serial_rows[1].t.median_ms : 0.0;
-    double t_best = best >= 0 ? df[best].t.median_ms : 0.0;
-    double gbs[4];
-    double share = tl.done && tl.judged.kernel_ms > 0 ? tl.judged.copy_kernel_ms / tl.judged.kernel_ms : 0.0;
-    double possible = tl.done ? overlap_possible(&tl) : 1.0;
-    double need = fmin(MIN_COPY_KERNEL_OVERLAP, MIN_SHARE_OF_POSSIBLE * possible);
-    int judged = tl.done && tl.nchunks >= 2 && queues != 1 && dev.copy_engines >= 1 && tl.launches > 0 &&
-                 tl.mean_kernel_ms >= JUDGE_KERNEL_OVER_UNCERTAINTY * tl.uncertainty_ms;
-    /*
-     * The kit's own pipeline (the 3-way example: 4 chunks, depth-first)
-     * against its three parts in turn. On WSL 2, where Windows schedules
-     * the GPU's work, the student's overlap is judged only where the kit's
-     * own pipeline overlapped here: a machine that cannot overlap fails no
-     * one for it.
-     */
-    double kit_parts_ms = part[0] + part[1] + part[2];
-    double kit_pipeline_share = kit_parts_ms > 0 ? x.four_way_ms[0] / kit_parts_ms : 0.0;
-    int platform_cannot_overlap = kit_on_wsl2() && kit_pipeline_share >= KIT_OWN_PIPELINE_MAX_SHARE;
-    if (platform_cannot_overlap || kit_under_sanitizer())
-        judged = 0;
-    /*
-     * The overlap by the clock that times the runs (in grading, the
-     * judge's): the fastest depth-first pipeline must win back at least
-     * MIN_SHARE_OF_GAIN of what its chunks could gain over serial from
-     * pinned memory (serial less the ideal). The judge's own path (a round
-     * trip to the student's process, path_ms) is taken off the pipeline's
-     * time. Judged where the gain possible is large against the serial
-     * time and against that path; the traced timeline above is the
-     * student's picture of it, and can fail the lab too.
-     */
-    int gain_asked = best >= 0 && chunks[best] >= 2;
-    double g_best = best >= 0 ? df[best].t.min_ms : 0.0;
-    double path = gain_asked ? fmin(path_ms(), PATH_MAX_SHARE * g_best) : 0.0;
-    /* What the student's pipeline is judged against, timed with the
-     * student's process gone (student_done): the serial from pinned
-     * memory, the parts (the ideal) and the kit's own pipeline. */
-    student_done(&d);
-    double g_serial = 0.0, g_ideal = 0.0, t_kit = 0.0;
-    if (gain_asked) {
-        double bar[3];
-        int w = kit_vector_knobs_now.work;
-        kit_vector_knobs_now.work = 0;
-        bar[0] = 2 * time_part(&d, H2D_PINNED, &policy);
-        bar[2] = time_part(&d, D2H_PINNED, &policy);
-        kit_vector_knobs_now.work = w;
-        bar[1] = time_part(&d, KERNEL, &policy);
-        g_ideal = ideal_of(bar, chunks[best], dev.copy_engines);
-        g_serial = kit_serial_ms(&d, &policy);
-        t_kit = kit_pipeline_ms(&d, chunks[best], &policy, &kit_pipeline_wrong);
-    }
-    /* Times to judge by: the fastest of several runs each (one run tells
-     * nothing; what anything else adds to a run cannot lower the fastest). */
-    int gain_runs = gain_asked && df[best].t.reps >= MIN_GAIN_REPS && serial_rows[1].t.reps >= MIN_GAIN_REPS;
-    double g_best_net = g_best - path > 0 ? g_best - path : 0.0;
-    double gain_possible = best >= 0 ? g_serial - g_ideal : 0.0;
-    double gain_share = gain_possible > 0 ? (g_serial - g_best_net) / gain_possible : 0.0;
-    double kit_gain_share = gain_possible > 0 ? (g_serial - t_kit) / gain_possible : 0.0;
-    double gain_need = MIN_SHARE_OF_GAIN * kit_gain_share;
-    int gain_judged = gain_asked && queues != 1 && dev.copy_engines >= 1 && !platform_cannot_overlap &&
-                      !kit_under_sanitizer() && gain_possible >= MIN_GAIN_OF_SERIAL * g_serial &&
-                      gain_possible >= GAIN_OVER_PATH * path && gain_possible >= MIN_GAIN_MS &&
-                      kit_gain_share >= MIN_KIT_GAIN_SHARE && gain_runs;
-    for (int i = 0; i < 4; i++)
-        gbs[i] = d.bytes / (bw[i] * 1e6);
-
-    /* Every line of the table, in order: serial, depth-first, breadth-first, plain kernel. */
-    line_t lines[2 + 2 * KIT_COUNT(sweep) + 2];
-    int nlines = 0, first_plain;
-    {
-        double plain_part[3] = {part[0], part_plain_kernel, part[2]};
-        double t_plain = plain_rows && plain[0].timed ? plain[0].t.median_ms : 0.0;
-        line_t l0 = {&serial_rows[0], 0, 1, work, t_serial, 0.0};
-        line_t l1 = {&serial_rows[1], 0, 1, work, t_serial, ideal_of(part, 1, 0)};
-        lines[nlines++] = l0;
-        lines[nlines++] = l1;
-        for (int o = 0; o < 2; o++)
-            for (int i = 0; i < nsweep; i++) {
-                line_t l = {o ? &bf[i] : &df[i], o ? bf_early[i] : df_early[i], chunks[i], work, t_serial, ideal[i]};
-                lines[nlines++] = l;
-            }
-        first_plain = nlines;
-        for (int i = 0; i < plain_rows; i++) {
-            int k = i ? chunks[best] : 1;
-            line_t l = {&plain[i], i ? plain_early : 0, k, 0, t_plain,
-                        ideal_of(plain_part, k, k == 1 ? 0 : dev.copy_engines)};
-            lines[nlines++] = l;
-        }
-    }
-
-    csv = kit_csv_open(c.csv);
-    if (csv != stdout) {
-        kit_banner("Lab 05: CUDA streams", &dev);
-        printf("3 x %s 32-bit integers (%.0f MiB each), seed %llu; %d copy engine%s, %d hardware queue%s\n",
-               kit_grouped(n), d.bytes / 1048576.0, c.seed, dev.copy_engines, dev.copy_engines == 1 ? "" : "s",
-               queues, queues == 1 ? "" : "s");
-        printf("the kernel: %s extra steps per element%s\n\n", kit_grouped(work),
-               auto_work ? " (--kernel-work auto: as long as the copies in)" : "");
-        printf("copies of %.0f MiB          pageable        pinned\n", d.bytes / 1048576.0);
-        printf("  host to device     %8.1f GB/s %8.1f GB/s  (%.1fx)\n", gbs[0], gbs[2], gbs[2] / gbs[0]);
-        printf("  device to host     %8.1f GB/s %8.1f GB/s  (%.1fx)\n\n", gbs[1], gbs[3], gbs[3] / gbs[1]);
-        printf("the parts, pinned: copies in (A and B) %.3f ms, kernel %.3f ms, copies out %.3f ms\n\n", part[0],
-               part[1], part[2]);
-        printf("%-32s %10s %10s %9s  %s\n", "version", "time (ms)", "vs serial", "of ideal", "check");
-        for (int i = 0; i < first_plain; i++)
-            print_line(&lines[i]);
-        printf("(vs serial: against serial from pinned memory; of ideal: the best this many chunks can do,\n"
-               "the stages of one chunk and then the slowest stage for each other chunk, %s)\n",
-               dev.copy_engines >= 2 ? "copies in and out on separate engines" : "copies in and out on one engine");
-        if (nsweep && chunks[nsweep - 1] > queues)
-            printf("(more chunks than the %d hardware queues: some streams share a queue, and a chunk may wait\n"
-                   "behind another's work there, as on Fermi)\n", queues);
-        if (plain_rows) {
-            printf("\nwith the course's plain kernel (%.3f ms for all the data):\n", part_plain_kernel);
-            for (int i = first_plain; i < nlines; i++)
-                print_line(&lines[i]);
-        }
-        printf("\n");
-        if (tl.done) {
-            printf("timeline of depth-first, %d chunks, from your traced build (%.3f ms across; '>' copy in,\n"
-                   "'#' kernel, '<' copy out):\n", tl.nchunks, tl.raw.last_ms - tl.raw.first_ms);
-            kit_gantt_print(tl.spans, tl.nspans, 64, tl.raw.first_ms, tl.raw.last_ms);
-            printf("  copies ran beside kernels for %.3f of the %.3f ms that kernels ran (%.0f%%);\n"
-                   "  copies in beside copies out for %.3f ms; at most %d operations at once\n",
-                   tl.raw.copy_kernel_ms, tl.raw.kernel_ms,
-                   tl.raw.kernel_ms > 0 ? 100.0 * tl.raw.copy_kernel_ms / tl.raw.kernel_ms : 0.0,
-                   tl.raw.h2d_d2h_ms, tl.raw.max_concurrent);
-            if (queues == 1)
-                printf("  (with one hardware queue the events around each copy wait in that queue too and\n"
-                       "  serialise the streams: here the timed runs above are the ones to trust)\n");
-            printf("\n");
-        }
-        if (order[0].judged || order[1].judged) {
-            printf("the order your pipelines queued their copies in (traced build, %d chunks):\n", order_chunks);
-            printf("  depth-first    %s\n", !order[0].judged ? "not told"
-                                          : order[0].right  ? "chunk by chunk: in, kernel, out, then the next chunk"
-                                                            : "WRONG: not chunk by chunk");
-            printf("  breadth-first  %s\n\n", !order[1].judged ? "not told"
-                                            : order[1].right  ? "every copy in, one after the other, then the kernels, "
-                                                                "then every copy out"
-                                            : order[1].unordered ? "WRONG: its copies in do not wait for each other"
-                                                                 : "WRONG: a copy out before the last copy in");
-        }
-        if (brief)
-            printf("(--focus: the timeline and the course's scheduling examples are left out;\n"
-                   "run without --focus, or with --timeline FILE, for them)\n\n");
-        else
-            print_experiments(&x, queues);
-        printf("The course: a three-stream pipeline overlaps copies in, kernels and copies out (3-way\n"
-               "concurrency); with one queue, breadth-first issue of it takes 7 units, depth-first 5.\n");
-        if (best >= 0)
-            printf("this GPU: depth-first with %d chunks %.2fx over serial from pinned memory, %.0f%% of its "
-                   "ideal.\n\n", chunks[best], t_serial / t_best, 100.0 * ideal[best] / t_best);
-        else
-            printf("this GPU: no pipeline verified.\n\n");
-    }
-    if (csv) {
-        fprintf(csv, "gpu,size,seed,version,chunks,kernel_work,time_ms,ideal_ms,correct\n");
-        for (int i = 0; i < nlines; i++)
-            csv_line(csv, &dev, n, c.seed, &lines[i]);
-        kit_csv_close(csv);
-    }
-    if (timeline_path && tl.done) {
-        FILE *f = kit_csv_open(timeline_path);
-        fprintf(f, "chunk,operation,stream,start_ms,end_ms,version\n");
-        write_timeline(f, &tl, "depth-first");
-        if (tl_bf.done)
-            write_timeline(f, &tl_bf, "breadth-first");
-        kit_csv_close(f);
-    }
-
-    /* ---- the facts, one per line ---- */
-    kit_kv("lab", "05-streams");
-    kit_kv_device(&dev);
-    kit_kv("size", "%u", n);
-    kit_kv("seed", "%llu", c.seed);
-    kit_kv("kernel-work", "%llu", work);
-    kit_kv("connections", "%d", queues);
+static void part1_kv(lab *L)
+{
+    const double *gbs = L->gbs;
+    kit_kv("size", "%u", L->n);
+    kit_kv("kernel-work", "%llu", L->work);
+    kit_kv("connections", "%d", L->queues);
     kit_kv("bandwidth-h2d-pageable-gbs", "%.2f", gbs[0]);
     kit_kv("bandwidth-d2h-pageable-gbs", "%.2f", gbs[1]);
     kit_kv("bandwidth-h2d-pinned-gbs", "%.2f", gbs[2]);
     kit_kv("bandwidth-d2h-pinned-gbs", "%.2f", gbs[3]);
     kit_kv("pinned-vs-pageable-h2d", "%.2f", gbs[2] / gbs[0]);
     kit_kv("pinned-vs-pageable-d2h", "%.2f", gbs[3] / gbs[1]);
-    kit_kv("time-h2d-ms", "%.4f", part[0]);
-    kit_kv("time-kernel-ms", "%.4f", part[1]);
-    kit_kv("time-plain-kernel-ms", "%.4f", part_plain_kernel);
-    kit_kv("time-d2h-ms", "%.4f", part[2]);
-    kit_row_kv(&serial_rows[0]);
-    kit_row_kv(&serial_rows[1]);
-    for (int i = 0; i < nsweep; i++) {
+    kit_kv("time-h2d-ms", "%.4f", L->part[0]);
+    kit_kv("time-kernel-ms", "%.4f", L->part[1]);
+    kit_kv("time-plain-kernel-ms", "%.4f", L->part_plain_kernel);
+    kit_kv("time-d2h-ms", "%.4f", L->part[2]);
+}
+
+/* Part 2: the student's pipeline, both orders, every N; then the course's
+ * plain kernel: serial and the best N, depth-first. */
+static void part2_measure(lab *L)
+{
+    run_t *r = &L->r;
+    int best_focused = 0;
+    double plain_part[3] = {L->part[0], L->part_plain_kernel, L->part[2]};
+    double t_serial = L->lines[1].row.timed ? L->lines[1].row.t.median_ms : 0.0;
+
+    for (int i = 0; i < L->nsweep; i++) {
+        const kit_row *x = &L->df[i].row;
+        int focused;
+        L->streams_ok &= open_job(r, L->chunks[i]);
+        measure_line(L, &L->df[i], DEPTH_FIRST, "");
+        measure_line(L, &L->bf[i], BREADTH_FIRST, "");
+        close_job(r);
+        /* The fastest verified one; under --focus the focused one, the
+         * only one timed until steady. */
+        focused = kit_focus && strcmp(kit_focus, x->key) == 0;
+        if (x->timed && x->t.bad_runs == 0 && x->wrong == 0 && !best_focused &&
+            (L->best < 0 || focused || x->t.median_ms < L->df[L->best].row.t.median_ms)) {
+            L->best = i;
+            best_focused = focused;
+        }
+    }
+    if (L->work && L->best >= 0) {
+        kit_vector_knobs_now.work = 0;
+        measure_line(L, &L->plain[0], SERIAL_PINNED, "plain-");
+        open_job(r, L->chunks[L->best]);
+        measure_line(L, &L->plain[1], DEPTH_FIRST, "plain-");
+        close_job(r);
+        kit_vector_knobs_now.work = (int)L->work;
+        L->plain_rows = 2;
+        L->nlines += 2;
+    }
+    /* Each line against the serial from pinned memory with its kernel, and
+     * the ideal of its chunks (none for the serial from pageable memory). */
+    for (int i = 0; i < L->nlines; i++) {
+        line_t *l = &L->lines[i];
+        const double *t = l < L->plain ? L->part : plain_part;
+        l->serial_ms = l < L->plain ? t_serial : L->plain[0].row.timed ? L->plain[0].row.t.median_ms : 0.0;
+        l->ideal_ms = i ? kit_pipeline_ideal_ms(t[0], t[1], t[2], l->chunks, L->run.dev.copy_engines) : 0.0;
+    }
+    if (L->best >= 0) {
+        const line_t *b = &L->df[L->best];
+        L->speedup = t_serial / b->row.t.median_ms;
+        L->of_ideal = b->ideal_ms / b->row.t.median_ms;
+    }
+}
+
+static void part2_print(lab *L)
+{
+    const line_t *l;
+    printf("%-32s %10s %10s %9s  %s\n", "version", "time (ms)", "vs serial", "of ideal", "check");
+    for (l = L->lines; l < L->plain; l++)
+        print_line(l);
+    printf("(vs serial: against serial from pinned memory; of ideal: the best this many chunks can do,\n"
+           "the stages of one chunk and then the slowest stage for each other chunk, %s)\n",
+           L->run.dev.copy_engines >= 2 ? "copies in and out on separate engines" : "copies in and out on one engine");
+    if (L->nsweep && L->chunks[L->nsweep - 1] > L->queues)
+        printf("(more chunks than the %d hardware queues: some streams share a queue, and a chunk may wait\n"
+               "behind another's work there, as on Fermi)\n", L->queues);
+    if (L->plain_rows) {
+        printf("\nwith the course's plain kernel (%.3f ms for all the data):\n", L->part_plain_kernel);
+        for (; l < L->lines + L->nlines; l++)
+            print_line(l);
+    }
+    printf("\n");
+}
+
+static void part2_csv(lab *L, FILE *f)
+{
+    fprintf(f, "gpu,size,seed,version,chunks,kernel_work,time_ms,ideal_ms,correct\n");
+    for (const line_t *l = L->lines; l < L->lines + L->nlines; l++) {
+        const kit_row *r = &l->row;
+        kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
+        fprintf(f, "\"%s\",%d,%llu,%.6f,%.6f,%d\n", r->name, l->chunks, l < L->plain ? L->work : 0ull,
+                r->timed ? r->t.median_ms : 0.0, l->ideal_ms, r->wrong == 0 && r->t.bad_runs == 0 && l->early == 0);
+    }
+}
+
+static void part2_kv(lab *L)
+{
+    for (int i = 0; i < L->nlines; i++)
+        kit_row_kv(&L->lines[i].row);
+    for (int i = 0; i < L->nsweep; i++) {
         char key[48];
-        kit_row_kv(&df[i]);
-        kit_row_kv(&bf[i]);
-        snprintf(key, sizeof key, "ideal-%d-ms", chunks[i]);
-        kit_kv(key, "%.4f", ideal[i]);
+        snprintf(key, sizeof key, "ideal-%d-ms", L->chunks[i]);
+        kit_kv(key, "%.4f", L->df[i].ideal_ms);
     }
-    for (int i = 0; i < plain_rows; i++)
-        kit_row_kv(&plain[i]);
-    if (best >= 0) {
-        kit_kv("best-chunks", "%d", chunks[best]);
-        kit_kv("speedup-pipeline-vs-pinned", "%.3f", t_serial / t_best);
-        kit_kv("pipeline-fraction-of-ideal", "%.3f", ideal[best] / t_best);
+    if (L->best >= 0) {
+        kit_kv("best-chunks", "%d", L->chunks[L->best]);
+        kit_kv("speedup-pipeline-vs-pinned", "%.3f", L->speedup);
+        kit_kv("pipeline-fraction-of-ideal", "%.3f", L->of_ideal);
     }
-    if (plain_rows && plain[0].timed && plain[1].timed)
-        kit_kv("speedup-plain-pipeline-vs-pinned", "%.3f", plain[0].t.median_ms / plain[1].t.median_ms);
+    if (L->plain_rows && L->plain[0].row.timed && L->plain[1].row.timed)
+        kit_kv("speedup-plain-pipeline-vs-pinned", "%.3f", L->plain[0].row.t.median_ms / L->plain[1].row.t.median_ms);
+}
+
+/* Pinned host memory (TODO(1)), streams of the student's own, and every run
+ * of every line right (said in the order measured), none returned before
+ * its streams were done. */
+static void part2_verdict(lab *L)
+{
+    L->run.pass &= L->alloc_ok & L->streams_ok & (early_total == 0);
+    for (int i = 0; i < 2; i++)
+        L->run.pass &= kit_row_ok(&L->lines[i].row, L->n);
+    for (int i = 0; i < L->nsweep; i++) {
+        L->run.pass &= kit_row_ok(&L->df[i].row, L->n);
+        L->run.pass &= kit_row_ok(&L->bf[i].row, L->n);
+    }
+    for (int i = 0; i < L->plain_rows; i++)
+        L->run.pass &= kit_row_ok(&L->plain[i].row, L->n);
+}
+
+/* Part 3: from the traced build, the timeline of the fastest depth-first
+ * pipeline, and the order each pipeline queued its copies in. */
+static void part3_measure(lab *L)
+{
+    const timeline_t *tl = &L->tl;
+    int k = L->best >= 0 ? L->chunks[L->best] : 0;
+
+    if (L->best >= 0 && !L->brief) {
+        traced_run(&L->r, k, DEPTH_FIRST, &L->tl);
+        /* The same chunks issued breadth-first, for the picture beside it. */
+        if (L->timeline_path)
+            traced_run(&L->r, k, BREADTH_FIRST, &L->tl_bf);
+        /* At the best N (4 if that is one chunk: one chunk has no order). */
+        L->order_chunks = k >= 2 ? k : 4;
+        L->order[0] = issue_order(&L->r, L->order_chunks, DEPTH_FIRST);
+        L->order[1] = issue_order(&L->r, L->order_chunks, BREADTH_FIRST);
+    }
+    /* Copies beside kernels, of the time kernels ran, against what these
+     * chunks' copies could cover (kit_timeline.h), the kernels narrowed
+     * by the clocks' uncertainty. */
+    L->share = tl->done && tl->judged.kernel_ms > 0 ? tl->judged.copy_kernel_ms / tl->judged.kernel_ms : 0.0;
+    L->possible = tl->done ? kit_overlap_possible(tl->rec.spans, tl->rec.nspans, tl->nchunks, tl->rec.uncertainty_ms)
+                           : 1.0;
+    L->need = fmin(MIN_COPY_KERNEL_OVERLAP, MIN_SHARE_OF_POSSIBLE * L->possible);
+}
+
+/* Why the timeline's overlap is not judged, or NULL: it is. */
+static const char *overlap_not_judged(const lab *L)
+{
+    const timeline_t *tl = &L->tl;
+    return tl->nchunks < 2 ? "one chunk has nothing to overlap"
+           : kit_under_sanitizer()
+               ? "under compute-sanitizer the instrumented kernels and copies do not overlap as they would "
+                 "(KIT_UNDER_SANITIZER)"
+           : L->platform_cannot_overlap
+               ? "on WSL 2 Windows schedules the GPU's work, and the kit's own pipeline did not overlap here "
+                 "either (kit-pipeline-share-of-parts; README.md, \"Windows\")"
+           : L->queues == 1 ? "with one hardware queue the traced run's events serialise the streams"
+           : L->run.dev.copy_engines < 1 ? "this GPU has no copy engine"
+           : tl->rec.launches == 0 ? "the traced run launched no kernel"
+           : !(tl->rec.mean_kernel_ms >= JUDGE_KERNEL_OVER_UNCERTAINTY * tl->rec.uncertainty_ms)
+               ? "its kernels are too short for the clocks to tell"
+               : NULL;
+}
+
+static void part3_print(lab *L)
+{
+    const timeline_t *tl = &L->tl;
+    const issue_order_t *o = L->order;
+    if (tl->done) {
+        printf("timeline of depth-first, %d chunks, from your traced build (%.3f ms across; '>' copy in,\n"
+               "'#' kernel, '<' copy out):\n", tl->nchunks, tl->raw.last_ms - tl->raw.first_ms);
+        kit_gantt_print(tl->rec.spans, tl->rec.nspans, 64, tl->raw.first_ms, tl->raw.last_ms);
+        printf("  copies ran beside kernels for %.3f of the %.3f ms that kernels ran (%.0f%%);\n"
+               "  copies in beside copies out for %.3f ms; at most %d operations at once\n",
+               tl->raw.copy_kernel_ms, tl->raw.kernel_ms,
+               tl->raw.kernel_ms > 0 ? 100.0 * tl->raw.copy_kernel_ms / tl->raw.kernel_ms : 0.0,
+               tl->raw.h2d_d2h_ms, tl->raw.max_concurrent);
+        if (L->queues == 1)
+            printf("  (with one hardware queue the events around each copy wait in that queue too and\n"
+                   "  serialise the streams: here the timed runs above are the ones to trust)\n");
+        printf("\n");
+    }
+    if (o[0].judged || o[1].judged) {
+        printf("the order your pipelines queued their copies in (traced build, %d chunks):\n", L->order_chunks);
+        printf("  depth-first    %s\n", !o[0].judged ? "not told"
+                                      : o[0].right  ? "chunk by chunk: in, kernel, out, then the next chunk"
+                                                    : "WRONG: not chunk by chunk");
+        printf("  breadth-first  %s\n\n", !o[1].judged ? "not told"
+                                        : o[1].right  ? "every copy in, one after the other, then the kernels, "
+                                                        "then every copy out"
+                                        : o[1].unordered ? "WRONG: its copies in do not wait for each other"
+                                                         : "WRONG: a copy out before the last copy in");
+    }
+}
+
+static void part3_kv(lab *L)
+{
+    const timeline_t *tl = &L->tl;
+    /* --timeline's file, written here: the driver writes --csv's alone. */
+    if (L->timeline_path && tl->done) {
+        FILE *f = kit_csv_open(L->timeline_path);
+        fprintf(f, "chunk,operation,stream,start_ms,end_ms,version\n");
+        write_timeline(f, tl, "depth-first");
+        if (L->tl_bf.done)
+            write_timeline(f, &L->tl_bf, "breadth-first");
+        kit_csv_close(f);
+    }
     for (int i = 0; i < 2; i++)
         kit_kv(i == 0 ? "issue-order-depth-first" : "issue-order-breadth-first", "%s",
-               !order[i].judged ? "not-told" : order[i].right ? "right" : "wrong");
-    if (tl.done) {
-        kit_kv("timeline-chunks", "%d", tl.nchunks);
-        kit_kv("timeline-ms", "%.4f", tl.raw.last_ms - tl.raw.first_ms);
-        kit_kv("timeline-kernel-launches", "%d", tl.launches);
-        kit_kv("timeline-uncertainty-ms", "%.4f", tl.uncertainty_ms);
-        kit_kv("overlap-kernel-ms", "%.4f", tl.raw.kernel_ms);
-        kit_kv("overlap-copy-kernel-ms", "%.4f", tl.raw.copy_kernel_ms);
-        kit_kv("overlap-copy-kernel-fraction", "%.3f", share);
-        kit_kv("overlap-h2d-d2h-ms", "%.4f", tl.raw.h2d_d2h_ms);
-        kit_kv("max-concurrent-operations", "%d", tl.raw.max_concurrent);
-        kit_kv("overlap-copy-kernel-possible", "%.3f", possible);
-        kit_kv("overlap-copy-kernel-needed", "%.3f", need);
-        kit_kv("overlap-judged", "%s", judged ? "yes" : "no");
+               !L->order[i].judged ? "not-told" : L->order[i].right ? "right" : "wrong");
+    if (tl->done) {
+        kit_kv("timeline-chunks", "%d", tl->nchunks);
+        kit_kv("timeline-ms", "%.4f", tl->raw.last_ms - tl->raw.first_ms);
+        kit_kv("timeline-kernel-launches", "%d", tl->rec.launches);
+        kit_kv("timeline-uncertainty-ms", "%.4f", tl->rec.uncertainty_ms);
+        kit_kv("overlap-kernel-ms", "%.4f", tl->raw.kernel_ms);
+        kit_kv("overlap-copy-kernel-ms", "%.4f", tl->raw.copy_kernel_ms);
+        kit_kv("overlap-copy-kernel-fraction", "%.3f", L->share);
+        kit_kv("overlap-h2d-d2h-ms", "%.4f", tl->raw.h2d_d2h_ms);
+        kit_kv("max-concurrent-operations", "%d", tl->raw.max_concurrent);
+        kit_kv("overlap-copy-kernel-possible", "%.3f", L->possible);
+        kit_kv("overlap-copy-kernel-needed", "%.3f", L->need);
+        kit_kv("overlap-judged", "%s", overlap_not_judged(L) ? "no" : "yes");
     }
-    if (!brief) {
-        kit_kv("kit-pipeline-share-of-parts", "%.3f", kit_pipeline_share);
-        kit_kv("units-two-kernels-depth-first", "%.2f", x.equal[0].units);
-        kit_kv("units-two-kernels-breadth-first", "%.2f", x.equal[1].units);
-        kit_kv("units-unequal-depth-first", "%.2f", x.unequal[0].units);
-        kit_kv("units-unequal-breadth-first", "%.2f", x.unequal[1].units);
-        kit_kv("units-unequal-course-order", "%.2f", x.unequal[2].units);
-        kit_kv("units-copy-queue-stream-1-first", "%.2f", x.copy_units[0]);
-        kit_kv("units-copy-queue-dh2-first", "%.2f", x.copy_units[1]);
-        kit_kv("time-3-way-ms", "%.4f", x.four_way_ms[0]);
-        kit_kv("time-host-work-first-ms", "%.4f", x.four_way_ms[1]);
-        kit_kv("time-4-way-ms", "%.4f", x.four_way_ms[2]);
-    }
-    kit_kv("timeline-and-examples", "%s", brief ? "left out (--focus)" : "run");
-    {
-        long long wrong = x.four_way_wrong + tl.wrong + tl_bf.wrong + kit_pipeline_wrong;
-        for (int i = 0; i < 2; i++)
-            wrong += serial_rows[i].wrong > 0 ? serial_rows[i].wrong : 0;
-        for (int i = 0; i < nsweep; i++)
-            wrong += (df[i].wrong > 0 ? df[i].wrong : 0) + (bf[i].wrong > 0 ? bf[i].wrong : 0);
-        for (int i = 0; i < plain_rows; i++)
-            wrong += plain[i].wrong > 0 ? plain[i].wrong : 0;
-        kit_kv("wrong-elements", "%lld", wrong);
-    }
-    kit_kv("runs-returned-early", "%lld", early_total);
-    if (best >= 0)
-        kit_kv("summary", "pinned %.1fx pageable host to device; depth-first with %d chunks %.2fx over serial, "
-                          "%.0f%% of its ideal; copies beside kernels %.0f%% of the kernel time",
-               gbs[2] / gbs[0], chunks[best], t_serial / t_best, 100.0 * ideal[best] / t_best, 100.0 * share);
-    else
-        kit_kv("summary", "pinned %.1fx pageable host to device; no pipeline verified", gbs[2] / gbs[0]);
-    kit_kv("course-k40", "a three-stream pipeline overlaps copies in, kernels and copies out (3-way "
-                         "concurrency); with one queue two half-GPU kernels per stream take 3 units "
-                         "depth-first, 2 breadth-first");
+}
 
-    if (gain_asked) {
-        kit_kv("judge-path-ms", "%.4f", path);
-        kit_kv("time-kit-pipeline-ms", "%.4f", t_kit);
-        kit_kv("time-kit-serial-ms", "%.4f", g_serial);
-        kit_kv("time-kit-ideal-ms", "%.4f", g_ideal);
-        kit_kv("pipeline-gain-share", "%.3f", gain_share);
-        kit_kv("pipeline-gain-kit-share", "%.3f", kit_gain_share);
-        kit_kv("pipeline-gain-needed", "%.3f", gain_need);
-        kit_kv("pipeline-gain-judged", "%s", gain_judged ? "yes" : "no");
-    }
-
-    /*
-     * The verdict: pinned host memory, streams of the student's own, every
-     * run of every version right (and not returned before its streams were
-     * done), the pipeline faster than serial by enough of what overlap
-     * could give, and in the traced run copies beside kernels.
-     */
-    pass &= alloc_ok & streams_ok & (early_total == 0);
+/* The traced runs right; each order queued as it must be (TODO(5)); in
+ * the timeline, copies beside kernels (TODO(3)). */
+static void part3_verdict(lab *L)
+{
+    const timeline_t *tl = &L->tl;
+    const char *why = overlap_not_judged(L);
+    if (tl->wrong || L->tl_bf.wrong)
+        L->run.pass = 0;
     for (int i = 0; i < 2; i++)
-        pass &= kit_row_ok(&serial_rows[i], n);
-    for (int i = 0; i < nsweep; i++) {
-        pass &= kit_row_ok(&df[i], n);
-        pass &= kit_row_ok(&bf[i], n);
-    }
-    for (int i = 0; i < plain_rows; i++)
-        pass &= kit_row_ok(&plain[i], n);
-    if (tl.wrong || tl_bf.wrong || x.four_way_wrong)
-        pass = 0;
-    for (int i = 0; i < 2; i++)
-        if (order[i].judged && !order[i].right) {
+        if (L->order[i].judged && !L->order[i].right) {
             fprintf(stderr, "%s: %s: %s (TODO(5))\n", kit_program,
-                    i == 0 ? "pipeline_depth_first" : "pipeline_breadth_first", order[i].why);
-            pass = 0;
+                    i == 0 ? "pipeline_depth_first" : "pipeline_breadth_first", L->order[i].why);
+            L->run.pass = 0;
         }
-    if (brief) {
+    if (L->brief) {
         /* --focus: the grader's checked runs judged the timeline. */
         fprintf(stderr, "%s: note: --focus: the timeline (and its overlap) is not judged in this run\n", kit_program);
-    } else if (!tl.done) {
+    } else if (!tl->done) {
         fprintf(stderr, "%s: no depth-first pipeline verified, so there is no timeline to judge\n", kit_program);
-        pass = 0;
-    } else if (tl.missed) {
-        fprintf(stderr, "%s: note: %lld copies of the traced run were not recorded\n", kit_program, tl.missed);
+        L->run.pass = 0;
+    } else if (tl->rec.missed) {
+        fprintf(stderr, "%s: note: %lld copies of the traced run were not recorded\n", kit_program, tl->rec.missed);
     }
-    if (tl.done && !judged) {
-        const char *why = tl.nchunks < 2 ? "one chunk has nothing to overlap"
-                          : kit_under_sanitizer()
-                              ? "under compute-sanitizer the instrumented kernels and copies do not overlap as "
-                                "they would (KIT_UNDER_SANITIZER)"
-                          : platform_cannot_overlap
-                              ? "on WSL 2 Windows schedules the GPU's work, and the kit's own pipeline did not "
-                                "overlap here either (kit-pipeline-share-of-parts; README.md, \"Windows\")"
-                          : queues == 1 ? "with one hardware queue the traced run's events serialise the streams"
-                          : dev.copy_engines < 1 ? "this GPU has no copy engine"
-                          : tl.launches == 0 ? "the traced run launched no kernel"
-                                             : "its kernels are too short for the clocks to tell";
+    if (tl->done && why) {
         fprintf(stderr, "%s: note: the timeline's overlap is not judged: %s\n", kit_program, why);
-        if (tl.launches == 0)
-            pass = 0;
-    } else if (judged && share < need) {
+        if (tl->rec.launches == 0)
+            L->run.pass = 0;
+    } else if (tl->done && L->share < L->need) {
         fprintf(stderr, "%s: depth-first, %d chunks: in the timeline copies ran beside kernels for only %.3f of "
                         "the %.3f ms that kernels ran (%.0f%%, at least %.0f%% needed; these chunks' copies could "
                         "cover %.0f%%): is each kernel launched into its chunk's stream, and is every copy "
                         "asynchronous? (TODO(3))\n",
-                kit_program, tl.nchunks, tl.judged.copy_kernel_ms, tl.judged.kernel_ms, 100.0 * share,
-                100.0 * need, 100.0 * possible);
-        pass = 0;
+                kit_program, tl->nchunks, tl->judged.copy_kernel_ms, tl->judged.kernel_ms, 100.0 * L->share,
+                100.0 * L->need, 100.0 * L->possible);
+        L->run.pass = 0;
+    }
+}
+
+/* Part 4: the course's scheduling examples, the kit's own code. */
+static void part4_measure(lab *L)
+{
+    double kit_parts_ms = L->part[0] + L->part[1] + L->part[2];
+    cudaStream_t s[FOUR_WAY_CHUNKS];
+    unsigned long long *dspan;
+    unsigned int *dev_buf, *host_buf;
+    korder eq[2] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 3, 0, {0}, {0}},
+                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 2, 0, {0}, {0}}};
+    korder un[3] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 5, 0, {0}, {0}},
+                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 4, 0, {0}, {0}},
+                    {"the course's: Ka1 Ka2 Kb2 Kb1", {0, 2, 3, 1}, 3, 0, {0}, {0}}};
+    double v[EXPERIMENT_REPS];
+
+    if (L->brief)
+        return; /* and the kit's own pipeline below: none, 0 */
+    nvtxRangePushA("the course's scheduling examples");
+    for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
+        char name[32];
+        KIT_CHECK(cudaStreamCreate(&s[i]));
+        snprintf(name, sizeof name, "kit stream %d", i + 1);
+        nvtxNameCudaStreamA(s[i], name);
+    }
+    KIT_CHECK(cudaMalloc((void **)&dspan, 2 * MAX_KERNELS * sizeof *dspan));
+    nvtxRangePushA("two kernels per stream, each half the GPU");
+    kernel_orders(equal_kernels, 4, eq, 2, s, &L->run.dev, dspan);
+    kernel_orders(unequal_kernels, 4, un, 3, s, &L->run.dev, dspan);
+    nvtxRangePop();
+    memcpy(L->equal, eq, sizeof eq);
+    memcpy(L->unequal, un, sizeof un);
+
+    /* The copy queue: units of one copy's time. */
+    KIT_CHECK(cudaMalloc((void **)&dev_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
+    KIT_CHECK(cudaMemset(dev_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES)); /* copied out: initcheck */
+    KIT_CHECK(cudaMallocHost((void **)&host_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
+    memset(host_buf, 0, 4 * (size_t)EXPERIMENT_COPY_BYTES);
+    for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
+        v[rep] = copy_queue(-1, s, dev_buf, host_buf, 0, dspan);
+    L->copy_unit_ms = median_of_reps(v);
+    nvtxRangePushA("a copy out behind another stream's");
+    for (int order = 0; order < 2; order++) {
+        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
+            v[rep] = copy_queue(order, s, dev_buf, host_buf, L->copy_unit_ms, dspan);
+        L->copy_units[order] = median_of_reps(v) / L->copy_unit_ms;
+    }
+    nvtxRangePop();
+    KIT_CHECK(cudaFree(dev_buf));
+    KIT_CHECK(cudaFreeHost(host_buf));
+
+    /* 4-way: the host works on each chunk as long as the GPU's kernel does. */
+    L->host_work_ms = L->part[1] / FOUR_WAY_CHUNKS;
+    for (int mode = 0; mode < 3; mode++) {
+        for (int rep = 0; rep < EXPERIMENT_REPS; rep++)
+            v[rep] = four_way(&L->d, s, mode, L->host_work_ms, &L->four_way_wrong);
+        L->four_way_ms[mode] = median_of_reps(v);
     }
 
-    if (gain_judged && gain_share < gain_need) {
+    KIT_CHECK(cudaFree(dspan));
+    for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
+        KIT_CHECK(cudaStreamDestroy(s[i]));
+    nvtxRangePop();
+    /*
+     * The kit's own pipeline (the 3-way example: 4 chunks, depth-first)
+     * against its three parts in turn. On WSL 2, where Windows schedules
+     * the GPU's work, the student's overlap (Parts 3 and 5) is judged only
+     * where the kit's own pipeline overlapped here: a machine that cannot
+     * overlap fails no one for it.
+     */
+    L->kit_pipeline_share = kit_parts_ms > 0 ? L->four_way_ms[0] / kit_parts_ms : 0.0;
+    L->platform_cannot_overlap = kit_on_wsl2() && L->kit_pipeline_share >= KIT_OWN_PIPELINE_MAX_SHARE;
+}
+
+static void part4_print(lab *L)
+{
+    if (L->brief) {
+        printf("(--focus: the timeline and the course's scheduling examples are left out;\n"
+               "run without --focus, or with --timeline FILE, for them)\n\n");
+        return;
+    }
+    printf("The course's scheduling examples (the kit's own code), %d hardware queue%s; the course's\n"
+           "figures are for Fermi, with one queue for kernels (--connections 1 to compare):\n\n",
+           L->queues, L->queues == 1 ? "" : "s");
+    printf("%-54s %12s %10s\n", "", "course", "this GPU");
+    printf("two streams, two kernels each, every kernel half the GPU for 1 unit (%.1f ms):\n",
+           EXPERIMENT_UNIT_NS / 1e6);
+    print_orders(equal_kernels, 4, L->equal, 2);
+    printf("the same with Ka1 and Kb2 2 units long, Kb1 and Ka2 1 unit:\n");
+    print_orders(unequal_kernels, 4, L->unequal, 3);
+    printf("stream 1: HDa1 HDb1 K1 DH1, stream 2: DH2; 1 unit = one %u MiB copy (%.3f ms):\n",
+           EXPERIMENT_COPY_BYTES >> 20, L->copy_unit_ms);
+    printf("  %-52s %6d units %10.2f\n", "stream 1 issued first, then DH2", 5, L->copy_units[0]);
+    printf("  %-52s %6d units %10.2f\n", "DH2 issued first", 4, L->copy_units[1]);
+    printf("the host prepares each chunk (%d chunks, %.3f ms of host work each) for the pipeline:\n",
+           FOUR_WAY_CHUNKS, L->host_work_ms);
+    printf("  %-52s %12s %10.3f ms\n", "the pipeline alone (3-way)", "", L->four_way_ms[0]);
+    printf("  %-52s %12s %10.3f ms\n", "the host's work, then the pipeline", "", L->four_way_ms[1]);
+    printf("  %-52s %12s %10.3f ms\n", "the host's work between the asynchronous calls (4-way)", "",
+           L->four_way_ms[2]);
+    printf("\n");
+}
+
+static void part4_kv(lab *L)
+{
+    if (L->brief)
+        return;
+    kit_kv("kit-pipeline-share-of-parts", "%.3f", L->kit_pipeline_share);
+    kit_kv("units-two-kernels-depth-first", "%.2f", L->equal[0].units);
+    kit_kv("units-two-kernels-breadth-first", "%.2f", L->equal[1].units);
+    kit_kv("units-unequal-depth-first", "%.2f", L->unequal[0].units);
+    kit_kv("units-unequal-breadth-first", "%.2f", L->unequal[1].units);
+    kit_kv("units-unequal-course-order", "%.2f", L->unequal[2].units);
+    kit_kv("units-copy-queue-stream-1-first", "%.2f", L->copy_units[0]);
+    kit_kv("units-copy-queue-dh2-first", "%.2f", L->copy_units[1]);
+    kit_kv("time-3-way-ms", "%.4f", L->four_way_ms[0]);
+    kit_kv("time-host-work-first-ms", "%.4f", L->four_way_ms[1]);
+    kit_kv("time-4-way-ms", "%.4f", L->four_way_ms[2]);
+}
+
+static void part4_verdict(lab *L) { L->run.pass &= L->four_way_wrong == 0; }
+
+/*
+ * Part 5: the overlap by the clock that times the runs (in grading, the
+ * judge's): the fastest depth-first pipeline must win back at least
+ * MIN_SHARE_OF_GAIN of what the kit's own pipeline of as many chunks wins
+ * back over serial from pinned memory (of serial less the ideal), the
+ * judge's own path (a round trip to the student's process, path_ms) taken
+ * off its time. Judged where the gain possible is large against the
+ * serial time and against that path; Part 3's timeline is the student's
+ * picture of it, and can fail the lab too.
+ */
+static void part5_measure(lab *L)
+{
+    data_t *d = &L->d;
+    const kit_policy *p = &L->run.policy;
+    int k = L->best >= 0 ? L->chunks[L->best] : 0;
+
+    L->gain_asked = L->best >= 0 && k >= 2;
+    L->g_best = L->best >= 0 ? L->df[L->best].row.t.min_ms : 0.0;
+    L->path = L->gain_asked ? fmin(path_ms(), PATH_MAX_SHARE * L->g_best) : 0.0;
+    /* What the student's pipeline is judged against, timed with the
+     * student's process gone: the serial from pinned memory, the parts
+     * (the ideal) and the kit's own pipeline. */
+    student_done(d);
+    if (L->gain_asked) {
+        double in = 2 * time_part(d, H2D_PINNED, p).median_ms, out = time_part(d, D2H_PINNED, p).median_ms;
+        double kernel = time_part(d, KERNEL, p).median_ms;
+        L->g_ideal = kit_pipeline_ideal_ms(in, kernel, out, k, L->run.dev.copy_engines);
+        L->g_serial = time_part(d, SERIAL, p).min_ms;
+        L->t_kit = kit_pipeline_ms(d, k, p, &L->kit_pipeline_wrong);
+    }
+    /* Times to judge by: the fastest of several runs each (one run tells
+     * nothing; what anything else adds to a run cannot lower the fastest). */
+    double g_best_net = L->g_best - L->path > 0 ? L->g_best - L->path : 0.0;
+    L->gain_runs = L->gain_asked && L->df[L->best].row.t.reps >= MIN_GAIN_REPS &&
+                   L->lines[1].row.t.reps >= MIN_GAIN_REPS;
+    L->gain_possible = L->best >= 0 ? L->g_serial - L->g_ideal : 0.0;
+    L->gain_share = L->gain_possible > 0 ? (L->g_serial - g_best_net) / L->gain_possible : 0.0;
+    L->kit_gain_share = L->gain_possible > 0 ? (L->g_serial - L->t_kit) / L->gain_possible : 0.0;
+    L->gain_need = MIN_SHARE_OF_GAIN * L->kit_gain_share;
+    L->gain_judged = L->gain_asked && L->queues != 1 && L->run.dev.copy_engines >= 1 && !L->platform_cannot_overlap &&
+                     !kit_under_sanitizer() && L->gain_possible >= MIN_GAIN_OF_SERIAL * L->g_serial &&
+                     L->gain_possible >= GAIN_OVER_PATH * L->path && L->gain_possible >= MIN_GAIN_MS &&
+                     L->kit_gain_share >= MIN_KIT_GAIN_SHARE && L->gain_runs;
+}
+
+/* The course's pipeline, and this GPU's best (Part 2). */
+static void part5_print(lab *L)
+{
+    printf("The course: a three-stream pipeline overlaps copies in, kernels and copies out (3-way\n"
+           "concurrency); with one queue, breadth-first issue of it takes 7 units, depth-first 5.\n");
+    if (L->best >= 0)
+        printf("this GPU: depth-first with %d chunks %.2fx over serial from pinned memory, %.0f%% of its "
+               "ideal.\n\n", L->chunks[L->best], L->speedup, 100.0 * L->of_ideal);
+    else
+        printf("this GPU: no pipeline verified.\n\n");
+}
+
+static void part5_kv(lab *L)
+{
+    if (!L->gain_asked)
+        return;
+    kit_kv("judge-path-ms", "%.4f", L->path);
+    kit_kv("time-kit-pipeline-ms", "%.4f", L->t_kit);
+    kit_kv("time-kit-serial-ms", "%.4f", L->g_serial);
+    kit_kv("time-kit-ideal-ms", "%.4f", L->g_ideal);
+    kit_kv("pipeline-gain-share", "%.3f", L->gain_share);
+    kit_kv("pipeline-gain-kit-share", "%.3f", L->kit_gain_share);
+    kit_kv("pipeline-gain-needed", "%.3f", L->gain_need);
+    kit_kv("pipeline-gain-judged", "%s", L->gain_judged ? "yes" : "no");
+}
+
+static void part5_verdict(lab *L)
+{
+    if (L->gain_judged && L->gain_share < L->gain_need) {
         fprintf(stderr, "%s: depth-first, %d chunks: %.3f ms at its fastest against %.3f ms serial from pinned "
                         "memory and an ideal of %.3f ms: it won back %.0f%% of what overlapping could, the kit's "
                         "own pipeline %.0f%% (at least half of that needed): do the chunks' copies and kernels "
                         "run beside each other? (TODO(3))\n",
-                kit_program, chunks[best], g_best, g_serial, g_ideal, 100.0 * gain_share,
-                100.0 * kit_gain_share);
-        pass = 0;
-    } else if (gain_asked && !gain_judged && !platform_cannot_overlap && !kit_under_sanitizer() && queues != 1) {
-        if (!gain_runs)
+                kit_program, L->chunks[L->best], L->g_best, L->g_serial, L->g_ideal, 100.0 * L->gain_share,
+                100.0 * L->kit_gain_share);
+        L->run.pass = 0;
+    } else if (L->gain_asked && !L->gain_judged && !L->platform_cannot_overlap && !kit_under_sanitizer() &&
+               L->queues != 1) {
+        if (!L->gain_runs)
             fprintf(stderr, "%s: note: the pipeline's time is not judged: too few timed runs (--reps 3 or more)\n",
                     kit_program);
-        else if (gain_possible < MIN_GAIN_MS || gain_possible < MIN_GAIN_OF_SERIAL * g_serial ||
-                 gain_possible < GAIN_OVER_PATH * path)
+        else if (L->gain_possible < MIN_GAIN_MS || L->gain_possible < MIN_GAIN_OF_SERIAL * L->g_serial ||
+                 L->gain_possible < GAIN_OVER_PATH * L->path)
             fprintf(stderr, "%s: note: the pipeline's time is not judged: overlap could save only %.3f of the "
                             "%.3f ms serial here, too little for one run's clock to tell (--size larger)\n",
-                    kit_program, gain_possible, g_serial);
+                    kit_program, L->gain_possible, L->g_serial);
         else
             fprintf(stderr, "%s: note: the pipeline's time is not judged: the kit's own pipeline of %d chunks "
                             "won back only %.0f%% of what overlapping could here (%.3f of %.3f ms)\n",
-                    kit_program, chunks[best], 100.0 * kit_gain_share, g_serial - t_kit, gain_possible);
+                    kit_program, L->chunks[L->best], 100.0 * L->kit_gain_share, L->g_serial - L->t_kit,
+                    L->gain_possible);
     }
-    if (kit_pipeline_wrong)
-        pass = 0;
+    if (L->kit_pipeline_wrong)
+        L->run.pass = 0;
+}
 
-    free(tl.spans);
-    free(tl_bf.spans);
-    data_teardown(&d);
-    return kit_finish(pass);
+static void summary(lab *L)
+{
+    long long wrong = L->four_way_wrong + L->tl.wrong + L->tl_bf.wrong + L->kit_pipeline_wrong;
+    for (int i = 0; i < L->nlines; i++)
+        wrong += L->lines[i].row.wrong > 0 ? L->lines[i].row.wrong : 0;
+    kit_kv("timeline-and-examples", "%s", L->brief ? "left out (--focus)" : "run");
+    kit_kv("wrong-elements", "%lld", wrong);
+    kit_kv("runs-returned-early", "%lld", early_total);
+    if (L->best >= 0)
+        kit_kv("summary", "pinned %.1fx pageable host to device; depth-first with %d chunks %.2fx over serial, "
+                          "%.0f%% of its ideal; copies beside kernels %.0f%% of the kernel time",
+               L->gbs[2] / L->gbs[0], L->chunks[L->best], L->speedup, 100.0 * L->of_ideal, 100.0 * L->share);
+    else
+        kit_kv("summary", "pinned %.1fx pageable host to device; no pipeline verified", L->gbs[2] / L->gbs[0]);
+    kit_kv("course-k40", "a three-stream pipeline overlaps copies in, kernels and copies out (3-way "
+                         "concurrency); with one queue two half-GPU kernels per stream take 3 units "
+                         "depth-first, 2 breadth-first");
+}
+
+static void teardown(lab *L) { data_teardown(&L->d); }
+
+static const kit_part parts[] = {
+    {part1_measure, part1_print, NULL, part1_kv, NULL},
+    {part2_measure, part2_print, part2_csv, part2_kv, part2_verdict},
+    {part3_measure, part3_print, NULL, part3_kv, part3_verdict},
+    {part4_measure, part4_print, NULL, part4_kv, part4_verdict},
+    {part5_measure, part5_print, NULL, part5_kv, part5_verdict},
+};
+
+int main(int argc, char **argv)
+{
+    static lab L;
+    kit_common *c = &L.run.c;
+    kit_option opts[] = {
+        {"--size", KIT_OPT_SIZE, &c->size, "N",
+         "elements per array (default: 33554432, fewer where the GPU's memory is small)", KIT_MIN_SIZE,
+         KIT_MAX_SIZE, NULL},
+        {"--reps", KIT_OPT_INT, &c->reps, "R",
+         "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
+         NULL},
+        {"--seed", KIT_OPT_U64, &c->seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c->seed_given},
+        KIT_FOCUS_OPTION,
+        {"--csv", KIT_OPT_STRING, &c->csv, "FILE", "also write the table as CSV ('-': stdout)", 0, 0, NULL},
+        {"--device", KIT_OPT_INT, &c->device, "D", "which GPU to use", 0, 63, NULL},
+        {"--streams", KIT_OPT_INT, &L.only, "N",
+         "chunks, each in its own stream: only N instead of 2, 3, 4, 8, 16 and 32", 1, MAX_CHUNKS, NULL},
+        {"--kernel-work", KIT_OPT_STRING, &L.work_arg, "W",
+         "extra hash steps per element: a count, or 'auto' (default) to make the kernel as long as "
+         "the copies in; 0 is the course's plain kernel", 0, 0, NULL},
+        {"--connections", KIT_OPT_INT, &L.connections, "C",
+         "hardware queues (sets CUDA_DEVICE_MAX_CONNECTIONS; default 8; 1 is Fermi's single queue)", 1, 32,
+         NULL},
+        {"--timeline", KIT_OPT_STRING, &L.timeline_path, "FILE",
+         "write the timelines as CSV (chunk, operation, stream, start and end in ms, and the version: "
+         "depth-first and breadth-first)",
+         0, 0, NULL},
+    };
+    const kit_lab lab05 = {
+        "05-streams",
+        "Lab 05: CUDA streams",
+        "Lab 05: CUDA streams. The course's vector addition with streams: serial from\n"
+        "pageable and from pinned memory, your pipeline depth-first and breadth-first\n"
+        "against its ideal, a timeline of one run, and the course's scheduling examples.",
+        opts, KIT_COUNT(opts), prepare, setup, NULL, NULL, summary, teardown, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    L.work_arg = "auto";
+    return kit_lab_main(&lab05, &L, &L.run, argc, argv);
 }

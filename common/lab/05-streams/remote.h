@@ -115,12 +115,17 @@ static void lab05_open(int nchunks, struct lab05_open_out *out)
     for (; lab05_nevents < nchunks; lab05_nevents++)
         KIT_CHECK(cudaEventCreateWithFlags(&lab05_events[lab05_nevents], cudaEventDisableTiming));
     kit_student_timed.create_streams(lab05_streams, nchunks);
-    for (int i = 0; i < nchunks && out->ok; i++) {
+    /* Up to the first that is wrong; every stream of the student's own named. */
+    for (int i = 0; i < nchunks; i++) {
         cudaStream_t s = lab05_streams[i];
+        char name[32];
         if (s == 0 || s == cudaStreamLegacy || s == cudaStreamPerThread) {
-            out->ok = 0;
-            out->kind = LAB05_DEFAULT_STREAM;
-            out->i = i;
+            if (out->ok) {
+                out->ok = 0;
+                out->kind = LAB05_DEFAULT_STREAM;
+                out->i = i;
+            }
+            continue;
         }
         for (int j = 0; j < i && out->ok; j++)
             if (lab05_streams[j] == s) {
@@ -129,14 +134,8 @@ static void lab05_open(int nchunks, struct lab05_open_out *out)
                 out->i = j;
                 out->j = i;
             }
-    }
-    for (int i = 0; i < nchunks; i++) {
-        cudaStream_t s = lab05_streams[i];
-        if (s && s != cudaStreamLegacy && s != cudaStreamPerThread) {
-            char name[32];
-            snprintf(name, sizeof name, "chunk %d", i);
-            nvtxNameCudaStreamA(s, name);
-        }
+        snprintf(name, sizeof name, "chunk %d", i);
+        nvtxNameCudaStreamA(s, name);
     }
 }
 
@@ -148,25 +147,6 @@ static void lab05_close(int nchunks)
     memset(lab05_streams, 0, sizeof lab05_streams);
 }
 
-/* The job as the student's functions take it. */
-static struct vector_pipeline lab05_job(const unsigned int *A, const unsigned int *B, unsigned int *C,
-                                        unsigned int *dA, unsigned int *dB, unsigned int *dC, unsigned int n,
-                                        int nchunks)
-{
-    struct vector_pipeline p;
-    p.A = A;
-    p.B = B;
-    p.C = C;
-    p.dA = dA;
-    p.dB = dB;
-    p.dC = dC;
-    p.n = n;
-    p.nchunks = nchunks;
-    p.streams = lab05_streams;
-    p.events = lab05_events;
-    return p;
-}
-
 /* The student's pipeline (how: LAB05_DEPTH_FIRST or LAB05_BREADTH_FIRST,
  * plus LAB05_TRACED for the traced build) on the streams of lab05_open;
  * returns the first chunk whose stream was still working when it
@@ -175,7 +155,7 @@ static int lab05_pipeline(const unsigned int *A, const unsigned int *B, unsigned
                           unsigned int *dB, unsigned int *dC, unsigned int n, int nchunks, int how, int work)
 {
     const kit_student_api *api = how & LAB05_TRACED ? &kit_student_counted : &kit_student_timed;
-    struct vector_pipeline p = lab05_job(A, B, C, dA, dB, dC, n, nchunks);
+    struct vector_pipeline p = {A, B, C, dA, dB, dC, n, nchunks, lab05_streams, lab05_events}; /* the job */
 
     kit_vector_knobs_now.work = work;
     if (how & LAB05_BREADTH_FIRST)
@@ -228,6 +208,15 @@ static int lab05_stream_index(int nchunks, cudaStream_t s)
     return -1;
 }
 
+/* Where x is among list[0..n): its index, or n where it is not there. */
+static int lab05_find(const void *const *list, int n, const void *x)
+{
+    int i = 0;
+    while (i < n && list[i] != x)
+        i++;
+    return i;
+}
+
 /*
  * What each copy of the traced run waited for (lab05_call.after), from the
  * copies (kit_copy_trace_now) and the event records and waits among them
@@ -246,22 +235,13 @@ static int lab05_stream_index(int nchunks, cudaStream_t s)
 #define LAB05_CLOCK_EVENTS (2 * LAB05_MAX_CHUNKS + 16)
 static int lab05_copy_clock[LAB05_MAX_CALLS][LAB05_CLOCK_SLOTS];
 
-static int lab05_waits_of(struct lab05_trace_out *out);
-
-static void lab05_waits(struct lab05_trace_out *out)
-{
-    if (!lab05_waits_of(out))
-        for (int i = 0; i < out->ncalls; i++)
-            out->calls[i].after = -1;
-}
-
 static int lab05_waits_of(struct lab05_trace_out *out)
 {
     const kit_copy_trace *ct = &kit_copy_trace_now;
     const lab05_sync_log *sl = &kit_lab05_sync_now;
     static int clock[LAB05_CLOCK_SLOTS][LAB05_CLOCK_SLOTS], eclock[LAB05_CLOCK_EVENTS][LAB05_CLOCK_SLOTS];
-    cudaStream_t slot[LAB05_CLOCK_SLOTS];
-    cudaEvent_t event[LAB05_CLOCK_EVENTS];
+    const void *slot[LAB05_CLOCK_SLOTS];  /* the streams, */
+    const void *event[LAB05_CLOCK_EVENTS]; /* and the events, in the order first seen */
     int slot_of[LAB05_MAX_CALLS], index_in[LAB05_MAX_CALLS];
     int nslots = 0, nevents = 0, next = 0;
 
@@ -273,11 +253,7 @@ static int lab05_waits_of(struct lab05_trace_out *out)
         /* The records and waits queued before copy i, then copy i. */
         for (; next < sl->count && sl->rec[next].copies_before <= i; next++) {
             const lab05_sync *x = &sl->rec[next];
-            int s = 0, e = 0;
-            while (s < nslots && slot[s] != x->stream)
-                s++;
-            while (e < nevents && event[e] != x->event)
-                e++;
+            int s = lab05_find(slot, nslots, x->stream), e = lab05_find(event, nevents, x->event);
             if (s == LAB05_CLOCK_SLOTS || e == LAB05_CLOCK_EVENTS)
                 return 0;
             if (s == nslots)
@@ -295,9 +271,7 @@ static int lab05_waits_of(struct lab05_trace_out *out)
         }
         if (i == ct->count)
             break;
-        int s = 0;
-        while (s < nslots && slot[s] != ct->rec[i].stream)
-            s++;
+        int s = lab05_find(slot, nslots, ct->rec[i].stream);
         if (s == LAB05_CLOCK_SLOTS)
             return 0;
         if (s == nslots)
@@ -313,6 +287,13 @@ static int lab05_waits_of(struct lab05_trace_out *out)
         out->calls[i].after = m;
     }
     return 1;
+}
+
+static void lab05_waits(struct lab05_trace_out *out)
+{
+    if (!lab05_waits_of(out))
+        for (int i = 0; i < out->ncalls; i++)
+            out->calls[i].after = -1;
 }
 
 /*
@@ -357,10 +338,8 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
         long long row;
         int op = lab05_copy_op(dA, dB, dC, n, c, &row);
         if (out->ncalls < LAB05_MAX_CALLS) {
-            out->calls[out->ncalls].op = op;
-            out->calls[out->ncalls].after = 0;
-            out->calls[out->ncalls].row = row;
-            out->ncalls++;
+            struct lab05_call call = {op, 0, row};
+            out->calls[out->ncalls++] = call;
         }
         if (!dspans)
             continue;
