@@ -30,14 +30,14 @@
  */
 #include <thread>
 
-#include "kit_args.h"
 #include "kit_check.h"
-#include "kit_device.h"
 #include "kit_host.h"
-#include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
-#include "kit_timing.h"
+
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h" /* with kit_args.h, kit_device.h, kit_report.h, kit_timing.h */
 
 #include "contract.h"
 #include "kit_student.h"
@@ -145,9 +145,10 @@ static __global__ void touch_kernel(const unsigned int *p, unsigned long long wo
 }
 
 enum level { L1, L2, DRAM, LEVELS };
+static const char *const level_key[LEVELS] = {"l1", "l2", "dram"};
+static const char *const level_name[LEVELS] = {"L1", "L2", "DRAM only"};
 
 typedef struct {
-    const char *key, *name;
     unsigned long long bytes;
     unsigned int slots;   /* the cycle's length */
     unsigned int *order;  /* host: the cycle's elements in visiting order */
@@ -227,7 +228,7 @@ static void chase_measure(chase_set *c, enum level lv, unsigned int steps, const
         if (h.end != c->order[(c->warm + (unsigned long long)steps) % c->slots]) {
             if (c->wrong_runs++ == 0)
                 fprintf(stderr, "%s: the %s chase ended at element %u, not where %u steps of the cycle lead\n",
-                        kit_program, c->name, h.end, c->warm + steps);
+                        kit_program, level_name[lv], h.end, c->warm + steps);
         }
         cyc[r] = (double)h.cycles / steps;
         ns[r] = (double)h.ns / steps;
@@ -345,12 +346,39 @@ static float *expected_partials(const float *in, unsigned int n, unsigned int T,
     return sums;
 }
 
+/* What a timed kernel writes (sum_run's and math_run's first member):
+ * poisoned before each run, kept after the checked one, compared after
+ * each timed one with what was kept, or what fresh inputs must give. */
 typedef struct {
+    void *d_out, *d_keep;
+    size_t bytes;
+} outputs;
+
+static void outputs_poison(void *p)
+{
+    outputs *o = (outputs *)p;
+    KIT_CHECK(cudaMemset(o->d_out, 0xff, o->bytes));
+}
+
+static void outputs_keep(void *p)
+{
+    outputs *o = (outputs *)p;
+    KIT_CHECK(cudaMemcpy(o->d_keep, o->d_out, o->bytes, cudaMemcpyDeviceToDevice));
+}
+
+static long long outputs_compare(void *p)
+{
+    outputs *o = (outputs *)p;
+    return kit_device_differ(o->d_out, o->d_keep, o->bytes);
+}
+
+typedef struct {
+    outputs out; /* the partial sums, a float per thread */
     enum sum_kind kind;
     unsigned int n, blocks, threads;
     size_t smem;
     int loads, warps_per_sm, blocks_per_sm;
-    float *d_in, *d_partial, *d_keep, *h_partial;
+    float *d_in, *h_partial;
     const float *h_in;
     kit_counter *counter;
     unsigned long long seed; /* of in */
@@ -372,7 +400,7 @@ static __global__ void expected_partials_device(const float *in, unsigned int n,
 static void sum_launch(const sum_run *r, int counting)
 {
     const float *in = r->d_in;
-    float *partial = r->d_partial;
+    float *partial = (float *)r->out.d_out;
     unsigned int n = r->n;
     int loads = r->loads;
     void *args[] = {(void *)&in, (void *)&partial, (void *)&n, (void *)&loads};
@@ -401,12 +429,6 @@ static void sum_timed(void *p) { sum_launch((sum_run *)p, 0); }
 
 static unsigned int sum_threads(const sum_run *r) { return r->blocks * r->threads; }
 
-static void sum_poison(void *p)
-{
-    sum_run *r = (sum_run *)p;
-    KIT_CHECK(cudaMemset(r->d_partial, 0xff, sum_threads(r) * sizeof(float)));
-}
-
 static long long sum_verify(void *p, const kit_row *row)
 {
     sum_run *r = (sum_run *)p;
@@ -414,7 +436,7 @@ static long long sum_verify(void *p, const kit_row *row)
     const float *want = expected_partials(r->h_in, r->n, T, r->kind == STREAM ? 4 : 1);
     long long bad = 0;
 
-    KIT_CHECK(cudaMemcpy(r->h_partial, r->d_partial, T * sizeof(float), cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(r->h_partial, r->out.d_out, T * sizeof(float), cudaMemcpyDeviceToHost));
     for (unsigned int t = 0; t < T; t++) {
         if (r->h_partial[t] == want[t] || bad++)
             continue;
@@ -429,25 +451,13 @@ static long long sum_verify(void *p, const kit_row *row)
     return bad;
 }
 
-static void sum_keep(void *p)
-{
-    sum_run *r = (sum_run *)p;
-    KIT_CHECK(cudaMemcpy(r->d_keep, r->d_partial, sum_threads(r) * sizeof(float), cudaMemcpyDeviceToDevice));
-}
-
-static long long sum_compare(void *p)
-{
-    sum_run *r = (sum_run *)p;
-    return kit_device_differ(r->d_partial, r->d_keep, sum_threads(r) * sizeof(float));
-}
-
 /* Timed runs of the student's sums with inputs of their own: d_keep holds
  * what they must give. */
 static void sum_refresh(void *p, unsigned long long draw)
 {
     sum_run *r = (sum_run *)p;
     fill_sixteenths<<<1024, 256>>>(r->d_in, r->n, kit_row_draw_seed(r->seed, draw));
-    expected_partials_device<<<1024, 256>>>(r->d_in, r->n, sum_threads(r), r->d_keep);
+    expected_partials_device<<<1024, 256>>>(r->d_in, r->n, sum_threads(r), (float *)r->out.d_keep);
     KIT_CHECK_LAUNCH();
 }
 
@@ -456,27 +466,6 @@ static void sum_restore(void *p)
     sum_run *r = (sum_run *)p;
     fill_sixteenths<<<1024, 256>>>(r->d_in, r->n, r->seed);
     KIT_CHECK_LAUNCH();
-}
-
-static void measure_sum(sum_run *r, kit_row *row, const kit_policy *policy, int count)
-{
-    int fresh = r->kind != STREAM;
-    kit_row_work w = {r,
-                      count ? sum_counted : NULL,
-                      sum_timed,
-                      sum_poison,
-                      sum_verify,
-                      sum_keep,
-                      sum_compare,
-                      fresh ? sum_refresh : NULL,
-                      fresh ? sum_compare : NULL,
-                      fresh ? sum_restore : NULL};
-    kit_row_measure(row, &w, policy);
-}
-
-static double row_gbs(const kit_row *row, unsigned int n)
-{
-    return row->timed ? 4.0 * n / (row->t.median_ms * 1e6) : 0.0;
 }
 
 /* ---- occupancy: resident warps per SM from the block and shared memory ---- */
@@ -601,47 +590,48 @@ static int law_check(const char *who, const gpu_facts *g, const in_flight *got, 
 /* The Programming Guide's arithmetic instruction throughputs, results per
  * clock cycle per SM: 32-bit FMA, 64-bit FMA, and the special function unit
  * (__sinf, __cosf, __expf's exp2, __log2f, reciprocal square root). */
+enum { DOC_FP32, DOC_FP64, DOC_SFU, DOC_NONE };
+
 typedef struct {
-    int cc, fp32, fp64, sfu;
+    int cc, per_clock[DOC_NONE]; /* by DOC_FP32, DOC_FP64, DOC_SFU */
 } throughput_doc;
 
 static const throughput_doc documented[] = {
-    {70, 64, 32, 16}, {75, 64, 2, 16}, {80, 64, 32, 16}, {86, 128, 2, 16}, {89, 128, 2, 16}, {90, 128, 64, 16},
+    {70, {64, 32, 16}}, {75, {64, 2, 16}}, {80, {64, 32, 16}},
+    {86, {128, 2, 16}}, {89, {128, 2, 16}}, {90, {128, 64, 16}},
 };
 
-static const throughput_doc *documented_for(const kit_device *d)
-{
-    for (int i = 0; i < KIT_COUNT(documented); i++)
-        if (documented[i].cc == d->cc_major * 10 + d->cc_minor)
-            return &documented[i];
-    return NULL;
-}
-
+/* Part 6's rows. expf and sinf are sequences of FP32 instructions, so the
+ * table documents no throughput for them; __expf and __sinf, and what
+ * --use_fast_math makes of expf and sinf, run on the SFU. The FMA rows
+ * measure no accuracy (their chains are checked bit for bit). */
 typedef struct {
     const char *key, *name;
     const lat_math_api *api;
     int op;
+    int doc;           /* its documented throughput: DOC_FP32, DOC_FP64, DOC_SFU, DOC_NONE */
+    const char *bound; /* the Programming Guide's error bound; NULL: no accuracy measured */
 } math_row_def;
 
 static const math_row_def math_rows[] = {
-    {"fma-f32", "fmaf, float", &lat_math_precise, LAT_FMA_F32},
-    {"fma-f64", "fma, double", &lat_math_precise, LAT_FMA_F64},
-    {"expf", "expf", &lat_math_precise, LAT_EXPF},
-    {"expf-intrinsic", "__expf", &lat_math_precise, LAT_EXPF_INTRINSIC},
-    {"expf-fast-math", "expf, --use_fast_math", &lat_math_fast, LAT_EXPF},
-    {"sinf", "sinf", &lat_math_precise, LAT_SINF},
-    {"sinf-intrinsic", "__sinf", &lat_math_precise, LAT_SINF_INTRINSIC},
-    {"sinf-fast-math", "sinf, --use_fast_math", &lat_math_fast, LAT_SINF},
+    {"fma-f32", "fmaf, float", &lat_math_precise, LAT_FMA_F32, DOC_FP32, NULL},
+    {"fma-f64", "fma, double", &lat_math_precise, LAT_FMA_F64, DOC_FP64, NULL},
+    {"expf", "expf", &lat_math_precise, LAT_EXPF, DOC_NONE, "2 ulp"},
+    {"expf-intrinsic", "__expf", &lat_math_precise, LAT_EXPF_INTRINSIC, DOC_SFU, "2+|1.173x|"},
+    {"expf-fast-math", "expf, --use_fast_math", &lat_math_fast, LAT_EXPF, DOC_SFU, "2+|1.173x|"},
+    {"sinf", "sinf", &lat_math_precise, LAT_SINF, DOC_NONE, "2 ulp"},
+    {"sinf-intrinsic", "__sinf", &lat_math_precise, LAT_SINF_INTRINSIC, DOC_SFU, "2^-21.41 abs"},
+    {"sinf-fast-math", "sinf, --use_fast_math", &lat_math_fast, LAT_SINF, DOC_SFU, "2^-21.41 abs"},
 };
 #define MATH_ROWS KIT_COUNT(math_rows)
 
 typedef struct {
+    outputs out; /* LAT_CHAINS values per thread */
     const math_row_def *def;
     unsigned int blocks, threads;
     int iterations;
-    void *d_out, *d_keep, *h_out;
-    size_t bytes;
-    double *ref; /* LAT_STARTS * LAT_CHAINS values */
+    void *h_out;
+    double ref[LAT_STARTS * LAT_CHAINS]; /* what each start's chains end at */
 } math_run;
 
 /* What chain c of start s ends at: bit for bit for the FMA chains (the
@@ -672,13 +662,7 @@ static void math_reference(const math_run *m, double *ref)
 static void math_timed(void *p)
 {
     math_run *m = (math_run *)p;
-    m->def->api->chain(m->def->op, m->d_out, m->blocks, m->threads, m->iterations);
-}
-
-static void math_poison(void *p)
-{
-    math_run *m = (math_run *)p;
-    KIT_CHECK(cudaMemset(m->d_out, 0xff, m->bytes));
+    m->def->api->chain(m->def->op, m->out.d_out, m->blocks, m->threads, m->iterations);
 }
 
 static long long math_verify(void *p, const kit_row *row)
@@ -688,7 +672,7 @@ static long long math_verify(void *p, const kit_row *row)
     int op = m->def->op;
     long long bad = 0;
 
-    KIT_CHECK(cudaMemcpy(m->h_out, m->d_out, m->bytes, cudaMemcpyDeviceToHost));
+    KIT_CHECK(cudaMemcpy(m->h_out, m->out.d_out, m->out.bytes, cudaMemcpyDeviceToHost));
     for (unsigned long long i = 0; i < values; i++) {
         unsigned long long t = i / LAT_CHAINS;
         double want = m->ref[(t % LAT_STARTS) * LAT_CHAINS + i % LAT_CHAINS], got;
@@ -705,18 +689,6 @@ static long long math_verify(void *p, const kit_row *row)
                     row->name, t, i % LAT_CHAINS, got, want);
     }
     return bad;
-}
-
-static void math_keep(void *p)
-{
-    math_run *m = (math_run *)p;
-    KIT_CHECK(cudaMemcpy(m->d_keep, m->d_out, m->bytes, cudaMemcpyDeviceToDevice));
-}
-
-static long long math_compare(void *p)
-{
-    math_run *m = (math_run *)p;
-    return kit_device_differ(m->d_out, m->d_keep, m->bytes);
 }
 
 /* Accuracy over MAP_SIZE inputs: the largest error in units in the last
@@ -774,46 +746,40 @@ static const char *bytes_text(unsigned long long b)
     return s;
 }
 
-/* Little's law's bandwidth for `loads` loads of 128 bytes per warp in flight
- * on every SM, capped at the measured bandwidth. */
-static double law_gbs(double warps_loads, int sms, double latency_ns, double bandwidth)
-{
-    double gbs = warps_loads * 32 * 4 * sms / latency_ns;
-    return gbs < bandwidth ? gbs : bandwidth;
-}
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------------ */
 
-/* ---- the lab, step by step ------------------------------------------------------ */
-
+/* One point of the streaming sums (Parts 2, 4 and 5): the run, its row, and
+ * the bandwidth it read the array at (0 where it was not timed). */
 typedef struct {
-    kit_common c;
-    kit_device dev;
+    sum_run sum;
+    kit_row row;
+    double gbs;
+} sum_point;
+
+struct lab {
+    kit_run run;
     int steps, only_loads, iterations;
-    kit_policy policy;
     unsigned int n; /* floats in the streamed array */
-    int pass;
     /* Part 1 */
     chase_set sets[LEVELS];
     double clock_ghz;
-    /* Part 2 */
-    sum_run base, stream;
+    /* Part 2: the streamed array; stream.gbs is the bandwidth */
+    sum_run base;
     kit_counter counter;
     float *h_in;
-    kit_row stream_row;
-    double bandwidth;
+    sum_point stream;
     /* Part 3 */
     gpu_facts facts, fermi, kepler;
     in_flight mine, mine_fermi, mine_kepler, want;
     int law_ok;
     /* Part 4 */
-    sum_run runs[KIT_COUNT(sweep_warps)];
-    kit_row occ_rows[KIT_COUNT(sweep_warps)];
-    int nocc, knee, full;
-    double best_occ;
+    sum_point occ[KIT_COUNT(sweep_warps)];
+    int nocc, knee, full; /* full: the point at all the warps an SM holds, -1 none */
+    double tlp_full;      /* its GB/s, 0 where none */
     /* Part 5 */
-    sum_run ilp_runs[8];
-    kit_row ilp_rows[8];
-    int ilp_loads[8], nilp, ilp_counted;
-    double best_ilp, ilp_1, ilp_16;
+    sum_point ilp[8];
+    int nilp, ilp_counted;
+    double best_ilp, ilp_1, ilp_16, ilp_fraction; /* ilp_fraction: best_ilp over tlp_full */
     /* Part 6 */
     const throughput_doc *doc;
     math_run mr[MATH_ROWS];
@@ -821,7 +787,25 @@ typedef struct {
     accuracy acc[MATH_ROWS];
     double rate[MATH_ROWS];
     int fast_differs;
-} lab;
+};
+
+/* A line of the CSV: gpu, size and seed, then the part's own columns. */
+static void csv_line(const lab *L, FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+}
+
+/* A row's own key: value key: pattern ("latency-%s-ns") filled with the row's key. */
+static const char *key_of(const char *pattern, const char *key)
+{
+    static char name[96];
+    snprintf(name, sizeof name, pattern, key);
+    return name;
+}
 
 /* The chase's working sets: 8 KiB; a quarter of the L2; 4 L2s, at least 64 MiB. */
 static void chase_set_sizes(const kit_device *d, unsigned long long bytes[LEVELS])
@@ -834,13 +818,13 @@ static void chase_set_sizes(const kit_device *d, unsigned long long bytes[LEVELS
 
 /* The streamed array: 8 L2s or more (--size), its sums exact for every
  * thread at one warp per SM, everything within the GPU's free memory. */
-static void choose_size(lab *L)
+static void setup(lab *L)
 {
-    const kit_device *d = &L->dev;
+    const kit_device *d = &L->run.dev;
     unsigned long long sets[LEVELS], chase, stream, need;
     unsigned long long most = 32ull * d->sms * MAX_EXACT_PER_THREAD;
 
-    L->n = (unsigned int)(L->c.size ? L->c.size : kit_default_size(d->l2_bytes, d->free_bytes, 4, 8));
+    L->n = (unsigned int)(L->run.c.size ? L->run.c.size : kit_default_size(d->l2_bytes, d->free_bytes, 4, 8));
     if (L->n > most)
         kit_die(KIT_EXIT_USAGE,
                 "--size %u: at one warp per SM each thread would add up more than %u floats, and its sum "
@@ -857,15 +841,26 @@ static void choose_size(lab *L)
                 L->n, need / 1048576.0, d->name, d->free_bytes / 1048576.0);
 }
 
-static void part1_latency(lab *L)
+/* The run's key: value lines, after lab, device and seed. */
+static void facts(lab *L)
 {
-    unsigned long long bytes[LEVELS], rng = L->c.seed, flush_words = 2ull * L->dev.l2_bytes / 4;
-    const char *keys[LEVELS] = {"l1", "l2", "dram"}, *names[LEVELS] = {"L1", "L2", "DRAM only"};
+    kit_kv("size", "%u", L->n);
+    kit_kv("working-set-bytes", "%llu", 4ull * L->n);
+    kit_kv("working-set-over-l2", "%.2f", 4.0 * L->n / L->run.dev.l2_bytes);
+    kit_kv("steps", "%d", L->steps);
+    kit_kv("iterations", "%d", L->iterations);
+}
+
+/* Part 1: the chase in each working set, each set freed before the next;
+ * the SM clock, cycles per ns, from the three. */
+static void part1_measure(lab *L)
+{
+    unsigned long long bytes[LEVELS], rng = L->run.c.seed, flush_words = 2ull * L->run.dev.l2_bytes / 4;
     unsigned int *d_flush, *d_sink;
     chase_out *d_out;
     double ratio[LEVELS];
 
-    chase_set_sizes(&L->dev, bytes);
+    chase_set_sizes(&L->run.dev, bytes);
     KIT_CHECK(cudaMalloc((void **)&d_flush, flush_words * 4));
     KIT_CHECK(cudaMemset(d_flush, 0, flush_words * 4));
     KIT_CHECK(cudaMalloc((void **)&d_sink, sizeof(unsigned int)));
@@ -873,12 +868,9 @@ static void part1_latency(lab *L)
     KIT_CHECK(cudaMemset(d_out, 0, sizeof(chase_out))); /* its padding too: copied back whole */
     for (int lv = 0; lv < LEVELS; lv++) {
         chase_set *c = &L->sets[lv];
-        memset(c, 0, sizeof *c);
-        c->key = keys[lv];
-        c->name = names[lv];
         chase_build(c, bytes[lv], &rng);
         chase_measure(c, (enum level)lv, (unsigned int)L->steps, d_flush, flush_words, d_out, d_sink);
-        L->pass &= c->wrong_runs == 0;
+        L->run.pass &= c->wrong_runs == 0; /* judged as it ran, where it said so */
         ratio[lv] = c->cycles / c->ns;
         KIT_CHECK(cudaFree(c->d_next));
         free(c->order);
@@ -889,276 +881,137 @@ static void part1_latency(lab *L)
     KIT_CHECK(cudaFree(d_out));
 }
 
-/* The streamed array (and its host copy), then the kit's float4 stream. */
-static void part2_bandwidth(lab *L)
+static void part1_print(lab *L)
 {
-    sum_run *b = &L->base;
-    size_t most_threads = (size_t)L->dev.sms * L->dev.max_threads_per_sm;
-
-    memset(b, 0, sizeof *b);
-    b->n = L->n;
-    kit_counter_create(&L->counter, 0, 0);
-    b->counter = &L->counter;
-    KIT_CHECK(cudaMalloc((void **)&b->d_in, (size_t)L->n * 4));
-    b->seed = L->c.seed;
-    fill_sixteenths<<<1024, 256>>>(b->d_in, L->n, b->seed);
-    KIT_CHECK_LAUNCH();
-    L->h_in = (float *)kit_host_alloc((size_t)L->n * 4);
-    KIT_CHECK(cudaMemcpy(L->h_in, b->d_in, (size_t)L->n * 4, cudaMemcpyDeviceToHost));
-    b->h_in = L->h_in;
-    KIT_CHECK(cudaMalloc((void **)&b->d_partial, most_threads * 4));
-    KIT_CHECK(cudaMalloc((void **)&b->d_keep, most_threads * 4));
-    b->h_partial = (float *)kit_host_alloc(most_threads * 4);
-
-    L->stream = *b;
-    L->stream.kind = STREAM;
-    L->stream.threads = STREAM_THREADS;
-    L->stream.blocks = (unsigned int)(L->dev.sms * active_blocks((const void *)stream_vec4, STREAM_THREADS, 0));
-    kit_row_name(&L->stream_row, "stream", NULL, "the kit's float4 stream");
-    measure_sum(&L->stream, &L->stream_row, &L->policy, 0);
-    L->pass &= kit_row_ok(&L->stream_row, sum_threads(&L->stream));
-    L->bandwidth = row_gbs(&L->stream_row, L->n);
-}
-
-/* The student's littles_law on this GPU's figures and on the notes'. */
-static void part3_littles_law(lab *L)
-{
-    gpu_facts *g = &L->facts;
-
-    memset(g, 0, sizeof *g);
-    g->l1_cycles = L->sets[L1].cycles;
-    g->l2_cycles = L->sets[L2].cycles;
-    g->dram_cycles = L->sets[DRAM].cycles;
-    g->clock_ghz = L->clock_ghz;
-    g->bandwidth_gbs = L->bandwidth > 0 ? L->bandwidth : 1.0;
-    g->sms = L->dev.sms;
-    g->warp_size = L->dev.warp_size;
-    g->bytes_per_load = 4;
-    g->resident_warps = ILP_WARPS;
-    L->fermi = *g;
-    L->fermi.l1_cycles = L->fermi.l2_cycles = 0;
-    L->fermi.dram_cycles = 800;
-    L->fermi.clock_ghz = 1.566;
-    L->fermi.bandwidth_gbs = 144;
-    L->fermi.sms = 16;
-    L->kepler = L->fermi;
-    L->kepler.clock_ghz = 1.6;
-    L->kepler.bandwidth_gbs = 250;
-    memset(&L->mine, 0, sizeof L->mine);
-    memset(&L->mine_fermi, 0, sizeof L->mine_fermi);
-    memset(&L->mine_kepler, 0, sizeof L->mine_kepler);
-    timed->littles_law(g, &L->mine);
-    timed->littles_law(&L->fermi, &L->mine_fermi);
-    timed->littles_law(&L->kepler, &L->mine_kepler);
-    L->want = law_reference(g);
-    L->law_ok = law_check("this GPU", g, &L->mine, 1);
-    L->law_ok = L->law_ok && law_check("the course's Fermi", &L->fermi, &L->mine_fermi, 1);
-    L->law_ok = L->law_ok && law_check("the course's Kepler", &L->kepler, &L->mine_kepler, 0);
-    L->pass &= L->law_ok;
-}
-
-/* sum_tlp at each number of resident warps per SM the GPU can hold. */
-static void part4_occupancy(lab *L)
-{
-    const void *kernel = kit_kernels_timed[KIT_KERNEL_sum_tlp];
-    size_t most = allow_shared(kernel, &L->dev);
-
-    L->full = -1;
-    for (int i = 0; i < KIT_COUNT(sweep_warps); i++) {
-        sum_run *r = &L->runs[L->nocc];
-        kit_row *row = &L->occ_rows[L->nocc];
-        char key[24];
-        *r = L->base;
-        r->kind = SUM_TLP;
-        r->loads = 1;
-        if (!occupancy_config(kernel, &L->dev, most, sweep_warps[i], r))
-            continue;
-        snprintf(key, sizeof key, "occ-%d", sweep_warps[i]);
-        kit_row_name(row, key, NULL, "sum_tlp, %d warps/SM", sweep_warps[i]);
-        /* Counted once, at full occupancy, to compare with sum_ilp's counts. */
-        measure_sum(r, row, &L->policy, sweep_warps[i] == L->dev.max_warps_per_sm);
-        L->pass &= kit_row_ok(row, sum_threads(r));
-        if (sweep_warps[i] == L->dev.max_warps_per_sm)
-            L->full = L->nocc;
-        L->best_occ = fmax(L->best_occ, row_gbs(row, L->n));
-        L->nocc++;
-    }
-    for (int i = 0; i < L->nocc && L->best_occ > 0; i++)
-        if (!L->knee && row_gbs(&L->occ_rows[i], L->n) >= KNEE_FRACTION * L->best_occ)
-            L->knee = L->runs[i].warps_per_sm;
-}
-
-/* sum_ilp at ILP_WARPS warps per SM: 1 to 16 loads per thread, and the
- * student's Little's-law K where it is none of these (or --loads K only). */
-static void part5_ilp(lab *L)
-{
-    const void *kernel = kit_kernels_timed[KIT_KERNEL_sum_ilp];
-    size_t most = allow_shared(kernel, &L->dev);
-    int ks[8], nk = 0, k_law = L->want.loads_per_thread;
-
-    if (L->only_loads)
-        ks[nk++] = L->only_loads;
-    else {
-        for (int k = 1; k <= LAT_MAX_LOADS; k *= 2)
-            ks[nk++] = k;
-        if (k_law <= LAT_MAX_LOADS && (k_law & (k_law - 1)))
-            ks[nk++] = k_law;
-    }
-    L->ilp_counted = -1;
-    for (int i = 0; i < nk; i++) {
-        sum_run *r = &L->ilp_runs[L->nilp];
-        kit_row *row = &L->ilp_rows[L->nilp];
-        char key[24];
-        /* Counted once: with the most loads (or the one K asked for). */
-        int count = ks[i] == (L->only_loads ? L->only_loads : LAT_MAX_LOADS);
-        *r = L->base;
-        r->kind = SUM_ILP;
-        r->loads = ks[i];
-        if (!occupancy_config(kernel, &L->dev, most, ILP_WARPS, r)) {
-            fprintf(stderr, "%s: note: this GPU cannot hold sum_ilp at %d warps per SM; part 5 is left out\n",
-                    kit_program, ILP_WARPS);
-            break;
-        }
-        snprintf(key, sizeof key, "ilp-%d", ks[i]);
-        kit_row_name(row, key, "TODO(2)", "sum_ilp, %d load%s/thread", ks[i], ks[i] > 1 ? "s" : "");
-        L->ilp_loads[L->nilp] = ks[i];
-        measure_sum(r, row, &L->policy, count);
-        L->pass &= kit_row_ok(row, sum_threads(r));
-        L->best_ilp = fmax(L->best_ilp, row_gbs(row, L->n));
-        if (ks[i] == 1)
-            L->ilp_1 = row_gbs(row, L->n);
-        if (ks[i] == LAT_MAX_LOADS)
-            L->ilp_16 = row_gbs(row, L->n);
-        if (count)
-            L->ilp_counted = L->nilp;
-        L->nilp++;
-    }
-    kit_counter_destroy(&L->counter);
-    KIT_CHECK(cudaFree(L->base.d_in));
-    KIT_CHECK(cudaFree(L->base.d_partial));
-    KIT_CHECK(cudaFree(L->base.d_keep));
-    free(L->base.h_partial);
-}
-
-/* The compute-bound chains: timed, every thread's result checked. */
-static void part6_throughput(lab *L)
-{
-    size_t most_values = (size_t)L->dev.sms * L->dev.max_threads_per_sm * LAT_CHAINS;
-    void *d_out, *d_keep, *h_out;
-
-    L->doc = documented_for(&L->dev);
-    KIT_CHECK(cudaMalloc(&d_out, most_values * 8));
-    KIT_CHECK(cudaMalloc(&d_keep, most_values * 8));
-    h_out = kit_host_alloc(most_values * 8);
-    for (int i = 0; i < MATH_ROWS; i++) {
-        math_run *m = &L->mr[i];
-        const math_row_def *d = &math_rows[i];
-        int active = active_blocks(d->api->chain_kernel(d->op), MATH_THREADS, 0);
-        unsigned long long threads;
-        kit_row_work w = {m, NULL, math_timed, math_poison, math_verify, math_keep, math_compare, NULL, NULL, NULL};
-
-        memset(m, 0, sizeof *m);
-        m->def = d;
-        m->threads = MATH_THREADS;
-        m->blocks = (unsigned int)(L->dev.sms * (active > 0 ? active : 1));
-        m->iterations = L->iterations;
-        m->d_out = d_out;
-        m->d_keep = d_keep;
-        m->h_out = h_out;
-        threads = (unsigned long long)m->blocks * m->threads;
-        m->bytes = threads * LAT_CHAINS * (d->op == LAT_FMA_F64 ? 8 : 4);
-        m->ref = (double *)kit_host_alloc(LAT_STARTS * LAT_CHAINS * sizeof(double));
-        math_reference(m, m->ref);
-        kit_row_name(&L->mrows[i], d->key, NULL, "%s", d->name);
-        kit_row_measure(&L->mrows[i], &w, &L->policy);
-        L->pass &= kit_row_ok(&L->mrows[i], threads * LAT_CHAINS);
-        L->rate[i] = L->mrows[i].timed ? lat_chain_evaluations(d->op, threads, L->iterations) /
-                                             (L->mrows[i].t.median_ms * 1e-3) / (L->dev.sms * L->clock_ghz * 1e9)
-                                       : 0.0;
-        free(m->ref);
-        m->ref = NULL;
-    }
-    KIT_CHECK(cudaFree(d_out));
-    KIT_CHECK(cudaFree(d_keep));
-    free(h_out);
-}
-
-/* The functions' accuracy over MAP_SIZE inputs drawn from the seed. */
-static void part6_accuracy(lab *L)
-{
-    float *x_exp = (float *)kit_host_alloc(MAP_SIZE * 4), *x_sin = (float *)kit_host_alloc(MAP_SIZE * 4);
-    float *y = (float *)kit_host_alloc(MAP_SIZE * 4), *y_precise = (float *)kit_host_alloc(MAP_SIZE * 4);
-    float *d_x_exp, *d_x_sin, *d_y;
-    unsigned long long s = L->c.seed ^ 0x5eedull;
-
-    for (unsigned int i = 0; i < MAP_SIZE; i++) {
-        x_exp[i] = (float)(-10.0 + 20.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0);
-        x_sin[i] = (float)(M_PI * (-1.0 + 2.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0));
-    }
-    KIT_CHECK(cudaMalloc((void **)&d_x_exp, MAP_SIZE * 4));
-    KIT_CHECK(cudaMalloc((void **)&d_x_sin, MAP_SIZE * 4));
-    KIT_CHECK(cudaMalloc((void **)&d_y, MAP_SIZE * 4));
-    KIT_CHECK(cudaMemcpy(d_x_exp, x_exp, MAP_SIZE * 4, cudaMemcpyHostToDevice));
-    KIT_CHECK(cudaMemcpy(d_x_sin, x_sin, MAP_SIZE * 4, cudaMemcpyHostToDevice));
-    for (int i = 0; i < MATH_ROWS; i++) {
-        const math_row_def *d = &math_rows[i];
-        int is_exp = d->op == LAT_EXPF || d->op == LAT_EXPF_INTRINSIC;
-        memset(&L->acc[i], 0, sizeof L->acc[i]);
-        if (d->op == LAT_FMA_F32 || d->op == LAT_FMA_F64)
-            continue;
-        L->acc[i] = measure_accuracy(d->api, d->op, is_exp ? d_x_exp : d_x_sin, d_y, is_exp ? x_exp : x_sin, y,
-                                     MAP_SIZE);
-        if (L->acc[i].nans) {
-            fprintf(stderr, "%s: %s gave %lld NaNs on finite inputs\n", kit_program, d->name, L->acc[i].nans);
-            L->pass = 0;
-        }
-        /* The fast-math build must differ from the accurate one somewhere. */
-        if (d->api == &lat_math_precise && (d->op == LAT_EXPF || d->op == LAT_SINF))
-            memcpy(y_precise, y, MAP_SIZE * 4);
-        if (d->api == &lat_math_fast)
-            L->fast_differs += memcmp(y, y_precise, MAP_SIZE * 4) != 0;
-    }
-    KIT_CHECK(cudaFree(d_x_exp));
-    KIT_CHECK(cudaFree(d_x_sin));
-    KIT_CHECK(cudaFree(d_y));
-    free(x_exp);
-    free(x_sin);
-    free(y);
-    free(y_precise);
-}
-
-static double tlp_full_gbs(const lab *L) { return L->full >= 0 ? row_gbs(&L->occ_rows[L->full], L->n) : 0.0; }
-
-static double ilp_fraction(const lab *L)
-{
-    double full = tlp_full_gbs(L);
-    return full > 0 ? L->best_ilp / full : 0.0;
-}
-
-static void print_tables(const lab *L)
-{
-    const kit_device *d = &L->dev;
     const chase_set *sets = L->sets;
-    const in_flight *mine = &L->mine;
-    in_flight course_f = law_reference(&L->fermi), course_k = law_reference(&L->kepler);
-    double lat_ns = sets[DRAM].ns, bw = L->bandwidth > 0 ? L->bandwidth : 1.0;
-    unsigned int n = L->n;
-
-    kit_banner("Lab 07: latency hiding, Little's law on this GPU", d);
     printf("Part 1: the latency of one load. One thread follows a random cycle, each load's address\n"
            "the value of the one before; %s dependent loads timed per working set, median of %d runs\n\n",
            kit_grouped((unsigned long long)L->steps), CHASE_RUNS);
     printf("%-12s %12s %12s %10s %10s  %s\n", "working set", "size", "lines", "cycles", "ns", "check");
     for (int lv = 0; lv < LEVELS; lv++)
-        printf("%-12s %12s %12s %10.1f %10.1f  %s\n", sets[lv].name, bytes_text(sets[lv].bytes),
+        printf("%-12s %12s %12s %10.1f %10.1f  %s\n", level_name[lv], bytes_text(sets[lv].bytes),
                kit_grouped(sets[lv].slots), sets[lv].cycles, sets[lv].ns, sets[lv].wrong_runs ? "WRONG" : "ok");
     printf("the SM clock while chasing: %.3f GHz (cycles per ns)\n", L->clock_ghz);
     printf("the course (notes 001 and 003): global memory 400 to 800 cycles, arithmetic 10 to 20\n\n");
+}
 
+/* The CSV's head, for every part's lines; then each set's two. */
+static void part1_csv(lab *L, FILE *f)
+{
+    fprintf(f, "gpu,size,seed,part,row,warps_per_sm,loads_per_thread,time_ms,value,unit,correct\n");
+    for (int lv = 0; lv < LEVELS; lv++) {
+        const chase_set *c = &L->sets[lv];
+        csv_line(L, f, "latency,%s,1,1,%.6f,%.4f,cycles,%d\n", level_key[lv], c->ns * L->steps * 1e-6, c->cycles,
+                 c->wrong_runs == 0);
+        csv_line(L, f, "latency,%s,1,1,%.6f,%.4f,ns,%d\n", level_key[lv], c->ns * L->steps * 1e-6, c->ns,
+                 c->wrong_runs == 0);
+    }
+}
+
+static void part1_kv(lab *L)
+{
+    for (int lv = 0; lv < LEVELS; lv++) {
+        const chase_set *c = &L->sets[lv];
+        kit_kv(key_of("latency-%s-cycles", level_key[lv]), "%.2f", c->cycles);
+        kit_kv(key_of("latency-%s-ns", level_key[lv]), "%.2f", c->ns);
+        kit_kv(key_of("working-set-%s-bytes", level_key[lv]), "%llu", c->bytes);
+        kit_kv(key_of("wrong-chase-runs-%s", level_key[lv]), "%d", c->wrong_runs);
+    }
+    kit_kv("sm-clock-ghz", "%.4f", L->clock_ghz);
+}
+
+/* Measures a point of the streaming sums (counted too where count is set)
+ * and judges its row at once, as every row of this lab is judged: what is
+ * wrong with it follows the row's own messages on stderr. */
+static void point_measure(lab *L, sum_point *p, int count)
+{
+    int fresh = p->sum.kind != STREAM;
+    kit_row_work w = {&p->sum, count ? sum_counted : NULL, sum_timed, outputs_poison, sum_verify, outputs_keep,
+                      outputs_compare, fresh ? sum_refresh : NULL, fresh ? outputs_compare : NULL,
+                      fresh ? sum_restore : NULL};
+    p->sum.out.bytes = sum_threads(&p->sum) * sizeof(float);
+    kit_row_measure(&p->row, &w, &L->run.policy);
+    L->run.pass &= kit_row_ok(&p->row, sum_threads(&p->sum));
+    p->gbs = p->row.timed ? 4.0 * L->n / (p->row.t.median_ms * 1e6) : 0.0;
+}
+
+/* Part 2: the streamed array (and its host copy), then the kit's float4 stream. */
+static void part2_measure(lab *L)
+{
+    sum_run *b = &L->base, *s = &L->stream.sum;
+    size_t most_threads = (size_t)L->run.dev.sms * L->run.dev.max_threads_per_sm;
+
+    b->n = L->n;
+    kit_counter_create(&L->counter, 0, 0);
+    b->counter = &L->counter;
+    KIT_CHECK(cudaMalloc((void **)&b->d_in, (size_t)L->n * 4));
+    b->seed = L->run.c.seed;
+    fill_sixteenths<<<1024, 256>>>(b->d_in, L->n, b->seed);
+    KIT_CHECK_LAUNCH();
+    L->h_in = (float *)kit_host_alloc((size_t)L->n * 4);
+    KIT_CHECK(cudaMemcpy(L->h_in, b->d_in, (size_t)L->n * 4, cudaMemcpyDeviceToHost));
+    b->h_in = L->h_in;
+    KIT_CHECK(cudaMalloc(&b->out.d_out, most_threads * 4));
+    KIT_CHECK(cudaMalloc(&b->out.d_keep, most_threads * 4));
+    b->h_partial = (float *)kit_host_alloc(most_threads * 4);
+
+    *s = *b;
+    s->kind = STREAM;
+    s->threads = STREAM_THREADS;
+    s->blocks = (unsigned int)(L->run.dev.sms * active_blocks((const void *)stream_vec4, STREAM_THREADS, 0));
+    kit_row_name(&L->stream.row, "stream", NULL, "the kit's float4 stream");
+    point_measure(L, &L->stream, 0);
+}
+
+static void part2_print(lab *L)
+{
+    unsigned int n = L->n;
     printf("Part 2: bandwidth. The kit's streaming kernel (float4 loads, 4 in flight per thread, full\n"
            "occupancy) reads %s floats, %s, %.1fx the L2: %.3f ms, %.0f GB/s  %s\n\n",
-           kit_grouped(n), bytes_text(4ull * n), 4.0 * n / d->l2_bytes, L->stream_row.t.median_ms, L->bandwidth,
-           kit_row_check_word(&L->stream_row));
+           kit_grouped(n), bytes_text(4ull * n), 4.0 * n / L->run.dev.l2_bytes, L->stream.row.t.median_ms,
+           L->stream.gbs, kit_row_check_word(&L->stream.row));
+}
+
+static void part2_csv(lab *L, FILE *f)
+{
+    csv_line(L, f, "bandwidth,stream,%d,4,%.6f,%.1f,GB/s,%d\n", L->run.dev.max_warps_per_sm,
+             L->stream.row.t.median_ms, L->stream.gbs, L->stream.row.wrong == 0);
+}
+
+static void part2_kv(lab *L)
+{
+    kit_row_kv(&L->stream.row);
+    kit_kv("bandwidth-gbs", "%.1f", L->stream.gbs);
+}
+
+/* Part 3: the student's littles_law on this GPU's figures and on the notes'
+ * (contract.h's gpu_facts: latencies in L1, L2 and DRAM, clock, bandwidth,
+ * SMs, warp size, bytes per load, resident warps). */
+static void part3_measure(lab *L)
+{
+    const gpu_facts g = {L->sets[L1].cycles, L->sets[L2].cycles, L->sets[DRAM].cycles, L->clock_ghz,
+                         L->stream.gbs > 0 ? L->stream.gbs : 1.0, L->run.dev.sms, L->run.dev.warp_size, 4, ILP_WARPS};
+    const gpu_facts fermi = {0, 0, 800, 1.566, 144, 16, g.warp_size, 4, ILP_WARPS};
+    const gpu_facts kepler = {0, 0, 800, 1.6, 250, 16, g.warp_size, 4, ILP_WARPS};
+
+    L->facts = g;
+    L->fermi = fermi;
+    L->kepler = kepler;
+    timed->littles_law(&L->facts, &L->mine);
+    timed->littles_law(&L->fermi, &L->mine_fermi);
+    timed->littles_law(&L->kepler, &L->mine_kepler);
+    L->want = law_reference(&L->facts);
+    /* Judged now, for the table's check word: the first figure off says so on stderr. */
+    L->law_ok = law_check("this GPU", &L->facts, &L->mine, 1);
+    L->law_ok = L->law_ok && law_check("the course's Fermi", &L->fermi, &L->mine_fermi, 1);
+    L->law_ok = L->law_ok && law_check("the course's Kepler", &L->kepler, &L->mine_kepler, 0);
+    L->run.pass &= L->law_ok;
+}
+
+static void part3_print(lab *L)
+{
+    const in_flight *mine = &L->mine;
+    in_flight course_f = law_reference(&L->fermi), course_k = law_reference(&L->kepler);
 
     printf("Part 3: Little's law, your littles_law (TODO(1)): bytes in flight = latency x bandwidth\n\n");
     printf("%-16s %9s %9s %8s %16s %16s %16s  %s\n", "", "latency", "GB/s", "GHz", "bytes/cycle",
@@ -1177,143 +1030,17 @@ static void print_tables(const lab *L)
            course_k.bytes_per_cycle, course_k.bytes_in_flight / 1000, course_f.warps / 14);
     printf("this GPU: %.0f threads, %.0f warps in flight at one 4-byte load each: %.1f warps per SM of "
            "the %d an SM holds;\nat %d warps per SM each thread must keep %d loads in flight.\n\n",
-           mine->threads, mine->warps, mine->warps_per_sm, d->max_warps_per_sm, ILP_WARPS, mine->loads_per_thread);
-
-    printf("Part 4: sum_tlp (one load in flight per thread) against the warps resident per SM\n"
-           "(exactly the blocks that fit at once; dynamic shared memory keeps more from fitting)\n\n");
-    printf("%9s %8s %8s %10s %10s %10s %9s %9s %10s  %s\n", "warps/SM", "threads", "blocks", "shared", "in flight",
-           "time (ms)", "GB/s", "of part 2", "law GB/s", "check");
-    for (int i = 0; i < L->nocc; i++) {
-        const sum_run *r = &L->runs[i];
-        double gbs = row_gbs(&L->occ_rows[i], n);
-        printf("%9d %8u %8d %10s %10.0f %10.3f %9.0f %8.0f%% %10.0f  %s%s\n", r->warps_per_sm, r->threads,
-               r->blocks_per_sm, r->smem ? bytes_text(r->smem) : "0", r->warps_per_sm * 128.0,
-               L->occ_rows[i].t.median_ms, gbs, 100 * gbs / bw, law_gbs(r->warps_per_sm, d->sms, lat_ns, bw),
-               kit_row_check_word(&L->occ_rows[i]), r->warps_per_sm == L->knee ? "  <- knee" : "");
-    }
-    printf("(in flight: bytes per SM, one 128-byte load per warp; shared: dynamic shared memory per\n"
-           "block; law: what Little's law allows with part 1's DRAM latency, capped at part 2's bandwidth)\n");
-    printf("the curve reaches %.0f%% of its best at %d warps per SM; Little's law asks %.1f.\n\n",
-           100 * KNEE_FRACTION, L->knee, L->want.warps_per_sm);
-
-    printf("Part 5: sum_ilp (TODO(2)) at %d warps per SM, against the loads in flight per thread\n\n", ILP_WARPS);
-    printf("%9s %9s %10s %10s %9s %9s %10s  %s\n", "loads", "warps/SM", "in flight", "time (ms)", "GB/s",
-           "of part 2", "law GB/s", "check");
-    for (int i = 0; i < L->nilp; i++) {
-        double gbs = row_gbs(&L->ilp_rows[i], n);
-        int k = L->ilp_loads[i];
-        printf("%9d %9d %10.0f %10.3f %9.0f %8.0f%% %10.0f  %s%s\n", k, ILP_WARPS, ILP_WARPS * k * 128.0,
-               L->ilp_rows[i].t.median_ms, gbs, 100 * gbs / bw, law_gbs((double)ILP_WARPS * k, d->sms, lat_ns, bw),
-               kit_row_check_word(&L->ilp_rows[i]), k == L->want.loads_per_thread ? "  <- Little's law" : "");
-    }
-    if (L->full >= 0 && L->nilp)
-        printf("the best of these: %.0f GB/s with %d warps per SM, %.0f%% of sum_tlp's %.0f GB/s with all %d.\n",
-               L->best_ilp, ILP_WARPS, 100 * ilp_fraction(L), tlp_full_gbs(L), d->max_warps_per_sm);
-    printf("\n");
-
-    printf("Part 6: instruction throughput, %u threads x %d chains x %d steps; results per clock per SM\n"
-           "(at the chase's %.3f GHz) beside the Programming Guide's arithmetic instruction table\n\n",
-           L->mr[0].blocks * L->mr[0].threads, LAT_CHAINS, L->iterations, L->clock_ghz);
-    printf("%-24s %10s %12s %12s %9s %12s %12s  %s\n", "operation", "time (ms)", "per clk/SM", "documented",
-           "max ulp", "max abs err", "documented", "check");
-    for (int i = 0; i < MATH_ROWS; i++) {
-        const math_row_def *m = &math_rows[i];
-        int fast = m->api == &lat_math_fast;
-        int docv = !L->doc                  ? 0
-                   : m->op == LAT_FMA_F32   ? L->doc->fp32
-                   : m->op == LAT_FMA_F64   ? L->doc->fp64
-                   : m->op == LAT_EXPF_INTRINSIC || m->op == LAT_SINF_INTRINSIC || fast ? L->doc->sfu
-                                                                                         : 0;
-        const char *bound = m->op == LAT_EXPF             ? (fast ? "2+|1.173x|" : "2 ulp")
-                            : m->op == LAT_EXPF_INTRINSIC ? "2+|1.173x|"
-                            : m->op == LAT_SINF           ? (fast ? "2^-21.41 abs" : "2 ulp")
-                            : m->op == LAT_SINF_INTRINSIC ? "2^-21.41 abs"
-                                                          : "-";
-        printf("%-24s %10.3f %12.1f ", m->name, L->mrows[i].t.median_ms, L->rate[i]);
-        if (docv)
-            printf("%12d ", docv);
-        else
-            printf("%12s ", "-");
-        if (m->op == LAT_FMA_F32 || m->op == LAT_FMA_F64)
-            printf("%9s %12s %12s  %s\n", "-", "-", "-", kit_row_check_word(&L->mrows[i]));
-        else
-            printf("%9.1f %12.2e %12s  %s\n", L->acc[i].max_ulp, L->acc[i].max_abs, bound,
-                   kit_row_check_word(&L->mrows[i]));
-    }
-    printf("(FMA rows count fused multiply-adds; the others one evaluation and one FMA each. The SFU\n"
-           "figure, 16, is what __expf and __sinf need; expf and sinf are sequences of FP32 instructions.\n"
-           "Accuracy over %s inputs: exp on [-10, 10], sin on [-pi, pi], against the CPU in double.)\n\n",
-           kit_grouped(MAP_SIZE));
+           mine->threads, mine->warps, mine->warps_per_sm, L->run.dev.max_warps_per_sm, ILP_WARPS,
+           mine->loads_per_thread);
 }
 
-static void write_csv(const lab *L, FILE *csv)
+static void part3_csv(lab *L, FILE *f)
 {
-    const kit_device *d = &L->dev;
-    unsigned int n = L->n;
-    unsigned long long seed = L->c.seed;
-
-    fprintf(csv, "gpu,size,seed,part,row,warps_per_sm,loads_per_thread,time_ms,value,unit,correct\n");
-    for (int lv = 0; lv < LEVELS; lv++) {
-        const chase_set *c = &L->sets[lv];
-        kit_csv_prefix(csv, d, n, seed);
-        fprintf(csv, "latency,%s,1,1,%.6f,%.4f,cycles,%d\n", c->key, c->ns * L->steps * 1e-6, c->cycles,
-                c->wrong_runs == 0);
-        kit_csv_prefix(csv, d, n, seed);
-        fprintf(csv, "latency,%s,1,1,%.6f,%.4f,ns,%d\n", c->key, c->ns * L->steps * 1e-6, c->ns, c->wrong_runs == 0);
-    }
-    kit_csv_prefix(csv, d, n, seed);
-    fprintf(csv, "bandwidth,stream,%d,4,%.6f,%.1f,GB/s,%d\n", d->max_warps_per_sm, L->stream_row.t.median_ms,
-            L->bandwidth, L->stream_row.wrong == 0);
-    kit_csv_prefix(csv, d, n, seed);
-    fprintf(csv, "littles-law,warps-per-sm,,,,%.4f,warps,%d\n", L->mine.warps_per_sm, L->law_ok);
-    for (int i = 0; i < L->nocc; i++) {
-        kit_csv_prefix(csv, d, n, seed);
-        fprintf(csv, "occupancy,sum_tlp,%d,1,%.6f,%.1f,GB/s,%d\n", L->runs[i].warps_per_sm,
-                L->occ_rows[i].t.median_ms, row_gbs(&L->occ_rows[i], n), L->occ_rows[i].wrong == 0);
-    }
-    for (int i = 0; i < L->nilp; i++) {
-        kit_csv_prefix(csv, d, n, seed);
-        fprintf(csv, "ilp,sum_ilp,%d,%d,%.6f,%.1f,GB/s,%d\n", ILP_WARPS, L->ilp_loads[i], L->ilp_rows[i].t.median_ms,
-                row_gbs(&L->ilp_rows[i], n), L->ilp_rows[i].wrong == 0);
-    }
-    for (int i = 0; i < MATH_ROWS; i++) {
-        kit_csv_prefix(csv, d, n, seed);
-        fprintf(csv, "throughput,\"%s\",%d,,%.6f,%.3f,per clock per SM,%d\n", math_rows[i].name,
-                d->max_warps_per_sm, L->mrows[i].t.median_ms, L->rate[i], L->mrows[i].wrong == 0);
-    }
+    csv_line(L, f, "littles-law,warps-per-sm,,,,%.4f,warps,%d\n", L->mine.warps_per_sm, L->law_ok);
 }
 
-/* The facts, one per line, for tests and graders. */
-static void print_facts(const lab *L)
+static void part3_kv(lab *L)
 {
-    const kit_device *d = &L->dev;
-    const chase_set *sets = L->sets;
-    unsigned int n = L->n;
-    char key[64], curve[1024];
-    int len = 0;
-
-    kit_kv("lab", "07-latency");
-    kit_kv_device(d);
-    kit_kv("size", "%u", n);
-    kit_kv("working-set-bytes", "%llu", 4ull * n);
-    kit_kv("working-set-over-l2", "%.2f", 4.0 * n / d->l2_bytes);
-    kit_kv("seed", "%llu", L->c.seed);
-    kit_kv("steps", "%d", L->steps);
-    kit_kv("iterations", "%d", L->iterations);
-    for (int lv = 0; lv < LEVELS; lv++) {
-        snprintf(key, sizeof key, "latency-%s-cycles", sets[lv].key);
-        kit_kv(key, "%.2f", sets[lv].cycles);
-        snprintf(key, sizeof key, "latency-%s-ns", sets[lv].key);
-        kit_kv(key, "%.2f", sets[lv].ns);
-        snprintf(key, sizeof key, "working-set-%s-bytes", sets[lv].key);
-        kit_kv(key, "%llu", sets[lv].bytes);
-        snprintf(key, sizeof key, "wrong-chase-runs-%s", sets[lv].key);
-        kit_kv(key, "%d", sets[lv].wrong_runs);
-    }
-    kit_kv("sm-clock-ghz", "%.4f", L->clock_ghz);
-    kit_row_kv(&L->stream_row);
-    kit_kv("bandwidth-gbs", "%.1f", L->bandwidth);
-
     kit_kv("little-bytes-per-cycle", "%.4f", L->mine.bytes_per_cycle);
     kit_kv("little-bytes-in-flight", "%.1f", L->mine.bytes_in_flight);
     kit_kv("little-warps-per-sm", "%.4f", L->mine.warps_per_sm);
@@ -1325,91 +1052,205 @@ static void print_facts(const lab *L)
     kit_kv("little-kepler-bytes-per-cycle", "%.4f", L->mine_kepler.bytes_per_cycle);
     kit_kv("little-kepler-bytes-in-flight", "%.1f", L->mine_kepler.bytes_in_flight);
     kit_kv("littles-law-check", "%s", L->law_ok ? "ok" : "wrong");
+}
+
+/* Part 4: sum_tlp at each number of resident warps per SM the GPU can hold;
+ * the knee, the first point at KNEE_FRACTION of the best. */
+static void part4_measure(lab *L)
+{
+    const void *kernel = kit_kernels_timed[KIT_KERNEL_sum_tlp];
+    size_t most = allow_shared(kernel, &L->run.dev);
+    double best = 0.0;
+
+    L->full = -1;
+    for (int i = 0; i < KIT_COUNT(sweep_warps); i++) {
+        sum_point *p = &L->occ[L->nocc];
+        int warps = sweep_warps[i], full = warps == L->run.dev.max_warps_per_sm;
+        char key[24];
+        p->sum = L->base;
+        p->sum.kind = SUM_TLP;
+        p->sum.loads = 1;
+        if (!occupancy_config(kernel, &L->run.dev, most, warps, &p->sum))
+            continue;
+        snprintf(key, sizeof key, "occ-%d", warps);
+        kit_row_name(&p->row, key, NULL, "sum_tlp, %d warps/SM", warps);
+        /* Counted once, at full occupancy, to compare with sum_ilp's counts. */
+        point_measure(L, p, full);
+        if (full)
+            L->full = L->nocc;
+        best = fmax(best, p->gbs);
+        L->nocc++;
+    }
+    for (int i = 0; i < L->nocc && best > 0; i++)
+        if (!L->knee && L->occ[i].gbs >= KNEE_FRACTION * best)
+            L->knee = L->occ[i].sum.warps_per_sm;
+    L->tlp_full = L->full >= 0 ? L->occ[L->full].gbs : 0.0;
+}
+
+/* The columns Parts 4 and 5 share, for warp_loads loads of 128 bytes per
+ * SM in flight: those bytes, the time, GB/s and their share of part 2's,
+ * what Little's law allows with part 1's DRAM latency (capped at part 2's
+ * bandwidth), the check; then mark. */
+static void print_point(const lab *L, const sum_point *p, double warp_loads, const char *mark)
+{
+    double bw = L->facts.bandwidth_gbs; /* part 2's, 1 where it has none */
+    double law = warp_loads * 32 * 4 * L->run.dev.sms / L->sets[DRAM].ns;
+
+    printf("%10.0f %10.3f %9.0f %8.0f%% %10.0f  %s%s\n", warp_loads * 128.0, p->row.t.median_ms, p->gbs,
+           100 * p->gbs / bw, law < bw ? law : bw, kit_row_check_word(&p->row), mark);
+}
+
+static void part4_print(lab *L)
+{
+    printf("Part 4: sum_tlp (one load in flight per thread) against the warps resident per SM\n"
+           "(exactly the blocks that fit at once; dynamic shared memory keeps more from fitting)\n\n");
+    printf("%9s %8s %8s %10s %10s %10s %9s %9s %10s  %s\n", "warps/SM", "threads", "blocks", "shared", "in flight",
+           "time (ms)", "GB/s", "of part 2", "law GB/s", "check");
+    for (int i = 0; i < L->nocc; i++) {
+        const sum_run *r = &L->occ[i].sum;
+        printf("%9d %8u %8d %10s ", r->warps_per_sm, r->threads, r->blocks_per_sm,
+               r->smem ? bytes_text(r->smem) : "0");
+        print_point(L, &L->occ[i], r->warps_per_sm, r->warps_per_sm == L->knee ? "  <- knee" : "");
+    }
+    printf("(in flight: bytes per SM, one 128-byte load per warp; shared: dynamic shared memory per\n"
+           "block; law: what Little's law allows with part 1's DRAM latency, capped at part 2's bandwidth)\n");
+    printf("the curve reaches %.0f%% of its best at %d warps per SM; Little's law asks %.1f.\n\n",
+           100 * KNEE_FRACTION, L->knee, L->want.warps_per_sm);
+}
+
+static void part4_csv(lab *L, FILE *f)
+{
+    for (int i = 0; i < L->nocc; i++)
+        csv_line(L, f, "occupancy,sum_tlp,%d,1,%.6f,%.1f,GB/s,%d\n", L->occ[i].sum.warps_per_sm,
+                 L->occ[i].row.t.median_ms, L->occ[i].gbs, L->occ[i].row.wrong == 0);
+}
+
+static void part4_kv(lab *L)
+{
+    char curve[1024] = "";
+    int len = 0;
 
     for (int i = 0; i < L->nocc; i++) {
-        kit_row_kv(&L->occ_rows[i]);
-        snprintf(key, sizeof key, "bandwidth-occ-%d-gbs", L->runs[i].warps_per_sm);
-        kit_kv(key, "%.1f", row_gbs(&L->occ_rows[i], n));
-        snprintf(key, sizeof key, "shared-bytes-occ-%d", L->runs[i].warps_per_sm);
-        kit_kv(key, "%zu", L->runs[i].smem);
+        const sum_point *p = &L->occ[i];
+        kit_row_kv(&p->row);
+        kit_kv(key_of("bandwidth-%s-gbs", p->row.key), "%.1f", p->gbs);
+        kit_kv(key_of("shared-bytes-%s", p->row.key), "%zu", p->sum.smem);
     }
     kit_kv("occupancy-points", "%d", L->nocc);
     /* The curve on one line, warps:GB/s pairs in order, for the tests. */
-    curve[0] = '\0';
     for (int i = 0; i < L->nocc && len < (int)sizeof curve - 32; i++)
-        len += snprintf(curve + len, sizeof curve - len, "%s%d:%.1f", i ? " " : "", L->runs[i].warps_per_sm,
-                        row_gbs(&L->occ_rows[i], n));
+        len += snprintf(curve + len, sizeof curve - len, "%s%d:%.1f", i ? " " : "", L->occ[i].sum.warps_per_sm,
+                        L->occ[i].gbs);
     kit_kv("occupancy-curve", "%s", curve);
     kit_kv("occupancy-knee-warps", "%d", L->knee);
     kit_kv("knee-over-prediction", "%.3f", L->want.warps_per_sm > 0 ? L->knee / L->want.warps_per_sm : 0.0);
-    kit_kv("bandwidth-tlp-full-gbs", "%.1f", tlp_full_gbs(L));
+    kit_kv("bandwidth-tlp-full-gbs", "%.1f", L->tlp_full);
+}
 
+/* Part 5: sum_ilp at ILP_WARPS warps per SM: 1 to 16 loads per thread, and
+ * the student's Little's-law K where it is none of these (or --loads K
+ * only). Then the streamed array is freed. */
+static void part5_measure(lab *L)
+{
+    const void *kernel = kit_kernels_timed[KIT_KERNEL_sum_ilp];
+    size_t most = allow_shared(kernel, &L->run.dev);
+    int ks[8], nk = 0, k_law = L->want.loads_per_thread;
+
+    if (L->only_loads)
+        ks[nk++] = L->only_loads;
+    else {
+        for (int k = 1; k <= LAT_MAX_LOADS; k *= 2)
+            ks[nk++] = k;
+        if (k_law <= LAT_MAX_LOADS && (k_law & (k_law - 1)))
+            ks[nk++] = k_law;
+    }
+    L->ilp_counted = -1;
+    for (int i = 0; i < nk; i++) {
+        sum_point *p = &L->ilp[L->nilp];
+        char key[24];
+        /* Counted once: with the most loads (or the one K asked for). */
+        int count = ks[i] == (L->only_loads ? L->only_loads : LAT_MAX_LOADS);
+        p->sum = L->base;
+        p->sum.kind = SUM_ILP;
+        p->sum.loads = ks[i];
+        if (!occupancy_config(kernel, &L->run.dev, most, ILP_WARPS, &p->sum)) {
+            fprintf(stderr, "%s: note: this GPU cannot hold sum_ilp at %d warps per SM; part 5 is left out\n",
+                    kit_program, ILP_WARPS);
+            break;
+        }
+        snprintf(key, sizeof key, "ilp-%d", ks[i]);
+        kit_row_name(&p->row, key, "TODO(2)", "sum_ilp, %d load%s/thread", ks[i], ks[i] > 1 ? "s" : "");
+        point_measure(L, p, count);
+        L->best_ilp = fmax(L->best_ilp, p->gbs);
+        if (ks[i] == 1)
+            L->ilp_1 = p->gbs;
+        if (ks[i] == LAT_MAX_LOADS)
+            L->ilp_16 = p->gbs;
+        if (count)
+            L->ilp_counted = L->nilp;
+        L->nilp++;
+    }
+    L->ilp_fraction = L->tlp_full > 0 ? L->best_ilp / L->tlp_full : 0.0;
+    kit_counter_destroy(&L->counter);
+    KIT_CHECK(cudaFree(L->base.d_in));
+    KIT_CHECK(cudaFree(L->base.out.d_out));
+    KIT_CHECK(cudaFree(L->base.out.d_keep));
+    free(L->base.h_partial);
+}
+
+static void part5_print(lab *L)
+{
+    printf("Part 5: sum_ilp (TODO(2)) at %d warps per SM, against the loads in flight per thread\n\n", ILP_WARPS);
+    printf("%9s %9s %10s %10s %9s %9s %10s  %s\n", "loads", "warps/SM", "in flight", "time (ms)", "GB/s",
+           "of part 2", "law GB/s", "check");
     for (int i = 0; i < L->nilp; i++) {
-        kit_row_kv(&L->ilp_rows[i]);
-        snprintf(key, sizeof key, "bandwidth-ilp-%d-gbs", L->ilp_loads[i]);
-        kit_kv(key, "%.1f", row_gbs(&L->ilp_rows[i], n));
+        int k = L->ilp[i].sum.loads;
+        printf("%9d %9d ", k, ILP_WARPS);
+        print_point(L, &L->ilp[i], (double)ILP_WARPS * k, k == L->want.loads_per_thread ? "  <- Little's law" : "");
+    }
+    if (L->full >= 0 && L->nilp)
+        printf("the best of these: %.0f GB/s with %d warps per SM, %.0f%% of sum_tlp's %.0f GB/s with all %d.\n",
+               L->best_ilp, ILP_WARPS, 100 * L->ilp_fraction, L->tlp_full, L->run.dev.max_warps_per_sm);
+    printf("\n");
+}
+
+static void part5_csv(lab *L, FILE *f)
+{
+    for (int i = 0; i < L->nilp; i++)
+        csv_line(L, f, "ilp,sum_ilp,%d,%d,%.6f,%.1f,GB/s,%d\n", ILP_WARPS, L->ilp[i].sum.loads,
+                 L->ilp[i].row.t.median_ms, L->ilp[i].gbs, L->ilp[i].row.wrong == 0);
+}
+
+static void part5_kv(lab *L)
+{
+    for (int i = 0; i < L->nilp; i++) {
+        kit_row_kv(&L->ilp[i].row);
+        kit_kv(key_of("bandwidth-%s-gbs", L->ilp[i].row.key), "%.1f", L->ilp[i].gbs);
     }
     kit_kv("ilp-warps-per-sm", "%d", ILP_WARPS);
     kit_kv("bandwidth-ilp-best-gbs", "%.1f", L->best_ilp);
-    kit_kv("ilp-best-over-tlp-full", "%.3f", ilp_fraction(L));
+    kit_kv("ilp-best-over-tlp-full", "%.3f", L->ilp_fraction);
     if (L->ilp_1 > 0 && L->ilp_16 > 0)
         kit_kv("ilp-16-over-1", "%.3f", L->ilp_16 / L->ilp_1);
-
-    for (int i = 0; i < MATH_ROWS; i++) {
-        kit_row_kv(&L->mrows[i]);
-        snprintf(key, sizeof key, "rate-%s-per-clock-per-sm", math_rows[i].key);
-        kit_kv(key, "%.2f", L->rate[i]);
-        if (math_rows[i].op == LAT_FMA_F32 || math_rows[i].op == LAT_FMA_F64)
-            continue;
-        snprintf(key, sizeof key, "max-ulp-%s", math_rows[i].key);
-        kit_kv(key, "%.3f", L->acc[i].max_ulp);
-        snprintf(key, sizeof key, "max-abs-error-%s", math_rows[i].key);
-        kit_kv(key, "%.4g", L->acc[i].max_abs);
-        snprintf(key, sizeof key, "max-rel-error-%s", math_rows[i].key);
-        kit_kv(key, "%.4g", L->acc[i].max_rel);
-    }
-    /* Rows 0 and 1: fmaf and fma; 2 and 3: expf and __expf; 5 and 6: sinf and __sinf. */
-    if (L->mrows[0].timed && L->mrows[1].timed)
-        kit_kv("ratio-f32-over-f64", "%.3f", L->rate[0] / L->rate[1]);
-    if (L->doc)
-        kit_kv("documented-ratio-f32-over-f64", "%.3f", (double)L->doc->fp32 / L->doc->fp64);
-    if (L->mrows[2].timed && L->mrows[3].timed)
-        kit_kv("speedup-expf-intrinsic", "%.3f", L->mrows[2].t.median_ms / L->mrows[3].t.median_ms);
-    if (L->mrows[5].timed && L->mrows[6].timed)
-        kit_kv("speedup-sinf-intrinsic", "%.3f", L->mrows[5].t.median_ms / L->mrows[6].t.median_ms);
-    kit_kv("fast-math-differs", "%d", L->fast_differs == 2);
-
-    kit_kv("summary", "a load from DRAM takes %.0f cycles (%.0f ns), the memory streams %.0f GB/s: %.0f KB in "
-                      "flight, %.1f warps per SM at one load each; sum_tlp reaches %.0f%% of its best at %d; "
-                      "%d warps with 16 loads each reach %.0f%% of sum_tlp with all %d",
-           sets[DRAM].cycles, sets[DRAM].ns, L->bandwidth, L->want.bytes_in_flight / 1000, L->want.warps_per_sm,
-           100 * KNEE_FRACTION, L->knee, ILP_WARPS, 100 * ilp_fraction(L), d->max_warps_per_sm);
-    kit_kv("course-fermi", "800 cycles x 92 bytes/cycle (144 GB/s / 1.566 GHz) = 74 KB in flight, 18,500 "
-                           "threads, 579 warps, 36 per SM of 16");
-    kit_kv("course-kepler", "800 cycles x 96 bytes/cycle = 77 KB (printed); 250 GB/s / 1.6 GHz is 156 "
-                            "bytes/cycle: 125 KB");
-    kit_kv("course-k40", "the notes' Kepler: 250 GB/s / 1.6 GHz = 156 bytes/cycle (printed 96), x 800 cycles "
-                         "= 125 KB in flight; global latency 400-800 cycles");
 }
 
 /*
- * The verdict, beyond what each step already judged (the kit's own
- * measurements sound, every partial sum right in every run, Little's law as
- * the kit computes it): sum_ilp's loads coalesced, each element read once,
- * and really in flight together; the fast-math part built with its flag.
+ * Beyond every row's sums, right in every run (judged as measured):
+ * sum_ilp's loads coalesced, each element read once, and really in flight
+ * together.
  */
-static void verdict(lab *L)
+static void part5_verdict(lab *L)
 {
     unsigned int n = L->n;
 
-    if (L->ilp_counted >= 0 && L->ilp_rows[L->ilp_counted].wrong == 0) {
-        const kit_row *r = &L->ilp_rows[L->ilp_counted];
+    if (L->ilp_counted >= 0 && L->ilp[L->ilp_counted].row.wrong == 0) {
+        const kit_row *r = &L->ilp[L->ilp_counted].row;
         unsigned long long lanes = r->counts.c[KIT_LD_LANES];
         if (lanes != n) {
             fprintf(stderr, "%s: %s: its threads made %llu loads, but the sums need each of the %u elements "
                             "loaded once (TODO(2))\n",
                     kit_program, r->name, lanes, n);
-            L->pass = 0;
+            L->run.pass = 0;
         }
         /* Whole warps of neighbours: 1 segment a request where the size is
          * a multiple of 32 (the kit's grid is), at most 2 where it is not. */
@@ -1418,12 +1259,12 @@ static void verdict(lab *L)
             fprintf(stderr, "%s: %s: %.2f segments per request, not %s: the 32 lanes of a warp must read 32 "
                             "neighbouring floats in each load (TODO(2))\n",
                     kit_program, r->name, kit_row_segments(r), n % 32 == 0 ? "1" : "2 at most");
-            L->pass = 0;
+            L->run.pass = 0;
         }
     }
     if (L->ilp_1 > 0 && L->ilp_16 > 0) {
         /* Judged where the loads come from DRAM and each thread has rounds to do. */
-        unsigned long long T = (unsigned long long)L->dev.sms * ILP_WARPS * 32, from = L->dev.l2_bytes / 2;
+        unsigned long long T = (unsigned long long)L->run.dev.sms * ILP_WARPS * 32, from = L->run.dev.l2_bytes / 2;
         if (from < 64 * T)
             from = 64 * T;
         if (n < from)
@@ -1435,68 +1276,219 @@ static void verdict(lab *L)
                             "The loads are not in flight together: start all of a round's loads before "
                             "adding any of their values (TODO(2))\n",
                     kit_program, L->ilp_16, L->ilp_1, MIN_ILP_SPEEDUP);
-            L->pass = 0;
+            L->run.pass = 0;
         }
     }
+}
+
+/* Part 6's accuracy: each function's over MAP_SIZE inputs drawn from the seed. */
+static void part6_accuracy(lab *L)
+{
+    float *x_exp = (float *)kit_host_alloc(MAP_SIZE * 4), *x_sin = (float *)kit_host_alloc(MAP_SIZE * 4);
+    float *y = (float *)kit_host_alloc(MAP_SIZE * 4), *y_precise = (float *)kit_host_alloc(MAP_SIZE * 4);
+    float *d_x_exp, *d_x_sin, *d_y;
+    unsigned long long s = L->run.c.seed ^ 0x5eedull;
+
+    for (unsigned int i = 0; i < MAP_SIZE; i++) {
+        x_exp[i] = (float)(-10.0 + 20.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0);
+        x_sin[i] = (float)(M_PI * (-1.0 + 2.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0));
+    }
+    KIT_CHECK(cudaMalloc((void **)&d_x_exp, MAP_SIZE * 4));
+    KIT_CHECK(cudaMalloc((void **)&d_x_sin, MAP_SIZE * 4));
+    KIT_CHECK(cudaMalloc((void **)&d_y, MAP_SIZE * 4));
+    KIT_CHECK(cudaMemcpy(d_x_exp, x_exp, MAP_SIZE * 4, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(d_x_sin, x_sin, MAP_SIZE * 4, cudaMemcpyHostToDevice));
+    for (int i = 0; i < MATH_ROWS; i++) {
+        const math_row_def *d = &math_rows[i];
+        int is_exp = d->op == LAT_EXPF || d->op == LAT_EXPF_INTRINSIC;
+        if (!d->bound)
+            continue;
+        L->acc[i] = measure_accuracy(d->api, d->op, is_exp ? d_x_exp : d_x_sin, d_y, is_exp ? x_exp : x_sin, y,
+                                     MAP_SIZE);
+        if (L->acc[i].nans) {
+            fprintf(stderr, "%s: %s gave %lld NaNs on finite inputs\n", kit_program, d->name, L->acc[i].nans);
+            L->run.pass = 0;
+        }
+        /* The fast-math build must differ from the accurate one somewhere. */
+        if (d->api == &lat_math_precise && (d->op == LAT_EXPF || d->op == LAT_SINF))
+            memcpy(y_precise, y, MAP_SIZE * 4);
+        if (d->api == &lat_math_fast)
+            L->fast_differs += memcmp(y, y_precise, MAP_SIZE * 4) != 0;
+    }
+    KIT_CHECK(cudaFree(d_x_exp));
+    KIT_CHECK(cudaFree(d_x_sin));
+    KIT_CHECK(cudaFree(d_y));
+    free(x_exp);
+    free(x_sin);
+    free(y);
+    free(y_precise);
+}
+
+/* Part 6: the compute-bound chains, timed, every thread's result checked
+ * (each row judged as measured); then each function's accuracy. */
+static void part6_measure(lab *L)
+{
+    size_t most_values = (size_t)L->run.dev.sms * L->run.dev.max_threads_per_sm * LAT_CHAINS;
+    void *d_out, *d_keep, *h_out;
+
+    for (int i = 0; i < KIT_COUNT(documented); i++)
+        if (documented[i].cc == L->run.dev.cc_major * 10 + L->run.dev.cc_minor)
+            L->doc = &documented[i]; /* NULL where the table has no row for this GPU */
+    KIT_CHECK(cudaMalloc(&d_out, most_values * 8));
+    KIT_CHECK(cudaMalloc(&d_keep, most_values * 8));
+    h_out = kit_host_alloc(most_values * 8);
+    for (int i = 0; i < MATH_ROWS; i++) {
+        math_run *m = &L->mr[i];
+        const math_row_def *d = &math_rows[i];
+        int active = active_blocks(d->api->chain_kernel(d->op), MATH_THREADS, 0);
+        kit_row_work w = {m, NULL, math_timed, outputs_poison, math_verify, outputs_keep, outputs_compare,
+                          NULL, NULL, NULL};
+
+        m->def = d;
+        m->threads = MATH_THREADS;
+        m->blocks = (unsigned int)(L->run.dev.sms * (active > 0 ? active : 1));
+        unsigned long long threads = (unsigned long long)m->blocks * m->threads;
+        m->iterations = L->iterations;
+        m->out.d_out = d_out;
+        m->out.d_keep = d_keep;
+        m->h_out = h_out;
+        m->out.bytes = threads * LAT_CHAINS * (d->op == LAT_FMA_F64 ? 8 : 4);
+        math_reference(m, m->ref);
+        kit_row_name(&L->mrows[i], d->key, NULL, "%s", d->name);
+        kit_row_measure(&L->mrows[i], &w, &L->run.policy);
+        L->run.pass &= kit_row_ok(&L->mrows[i], threads * LAT_CHAINS);
+        L->rate[i] = L->mrows[i].timed ? lat_chain_evaluations(d->op, threads, L->iterations) /
+                                             (L->mrows[i].t.median_ms * 1e-3) /
+                                             (L->run.dev.sms * L->clock_ghz * 1e9)
+                                       : 0.0;
+    }
+    KIT_CHECK(cudaFree(d_out));
+    KIT_CHECK(cudaFree(d_keep));
+    free(h_out);
+    part6_accuracy(L);
+}
+
+static void part6_print(lab *L)
+{
+    printf("Part 6: instruction throughput, %u threads x %d chains x %d steps; results per clock per SM\n"
+           "(at the chase's %.3f GHz) beside the Programming Guide's arithmetic instruction table\n\n",
+           L->mr[0].blocks * L->mr[0].threads, LAT_CHAINS, L->iterations, L->clock_ghz);
+    printf("%-24s %10s %12s %12s %9s %12s %12s  %s\n", "operation", "time (ms)", "per clk/SM", "documented",
+           "max ulp", "max abs err", "documented", "check");
+    for (int i = 0; i < MATH_ROWS; i++) {
+        const math_row_def *m = &math_rows[i];
+        char doc[16] = "-";
+        if (L->doc && m->doc != DOC_NONE)
+            snprintf(doc, sizeof doc, "%d", L->doc->per_clock[m->doc]);
+        printf("%-24s %10.3f %12.1f %12s ", m->name, L->mrows[i].t.median_ms, L->rate[i], doc);
+        if (!m->bound)
+            printf("%9s %12s %12s  %s\n", "-", "-", "-", kit_row_check_word(&L->mrows[i]));
+        else
+            printf("%9.1f %12.2e %12s  %s\n", L->acc[i].max_ulp, L->acc[i].max_abs, m->bound,
+                   kit_row_check_word(&L->mrows[i]));
+    }
+    printf("(FMA rows count fused multiply-adds; the others one evaluation and one FMA each. The SFU\n"
+           "figure, 16, is what __expf and __sinf need; expf and sinf are sequences of FP32 instructions.\n"
+           "Accuracy over %s inputs: exp on [-10, 10], sin on [-pi, pi], against the CPU in double.)\n\n",
+           kit_grouped(MAP_SIZE));
+}
+
+static void part6_csv(lab *L, FILE *f)
+{
+    for (int i = 0; i < MATH_ROWS; i++)
+        csv_line(L, f, "throughput,\"%s\",%d,,%.6f,%.3f,per clock per SM,%d\n", math_rows[i].name,
+                 L->run.dev.max_warps_per_sm, L->mrows[i].t.median_ms, L->rate[i], L->mrows[i].wrong == 0);
+}
+
+static void part6_kv(lab *L)
+{
+    for (int i = 0; i < MATH_ROWS; i++) {
+        const char *key = math_rows[i].key;
+        kit_row_kv(&L->mrows[i]);
+        kit_kv(key_of("rate-%s-per-clock-per-sm", key), "%.2f", L->rate[i]);
+        if (!math_rows[i].bound)
+            continue;
+        kit_kv(key_of("max-ulp-%s", key), "%.3f", L->acc[i].max_ulp);
+        kit_kv(key_of("max-abs-error-%s", key), "%.4g", L->acc[i].max_abs);
+        kit_kv(key_of("max-rel-error-%s", key), "%.4g", L->acc[i].max_rel);
+    }
+    /* Rows 0 and 1: fmaf and fma; 2 and 3: expf and __expf; 5 and 6: sinf and __sinf. */
+    if (L->mrows[0].timed && L->mrows[1].timed)
+        kit_kv("ratio-f32-over-f64", "%.3f", L->rate[0] / L->rate[1]);
+    if (L->doc)
+        kit_kv("documented-ratio-f32-over-f64", "%.3f",
+               (double)L->doc->per_clock[DOC_FP32] / L->doc->per_clock[DOC_FP64]);
+    if (L->mrows[2].timed && L->mrows[3].timed)
+        kit_kv("speedup-expf-intrinsic", "%.3f", L->mrows[2].t.median_ms / L->mrows[3].t.median_ms);
+    if (L->mrows[5].timed && L->mrows[6].timed)
+        kit_kv("speedup-sinf-intrinsic", "%.3f", L->mrows[5].t.median_ms / L->mrows[6].t.median_ms);
+    kit_kv("fast-math-differs", "%d", L->fast_differs == 2);
+}
+
+/* Beyond every row's results (judged as measured) and NaNs (as the
+ * accuracy was measured): the fast-math part built with its flag. */
+static void part6_verdict(lab *L)
+{
     if (L->fast_differs != 2) {
         fprintf(stderr, "%s: the --use_fast_math build's expf and sinf gave the accurate functions' results: "
                         "07-latency/harness-fastmath.cu was not built with the flag (Makefile)\n",
                 kit_program);
-        L->pass = 0;
+        L->run.pass = 0;
     }
 }
 
+static void summary(lab *L)
+{
+    kit_kv("summary", "a load from DRAM takes %.0f cycles (%.0f ns), the memory streams %.0f GB/s: %.0f KB in "
+                      "flight, %.1f warps per SM at one load each; sum_tlp reaches %.0f%% of its best at %d; "
+                      "%d warps with 16 loads each reach %.0f%% of sum_tlp with all %d",
+           L->sets[DRAM].cycles, L->sets[DRAM].ns, L->stream.gbs, L->want.bytes_in_flight / 1000,
+           L->want.warps_per_sm, 100 * KNEE_FRACTION, L->knee, ILP_WARPS, 100 * L->ilp_fraction,
+           L->run.dev.max_warps_per_sm);
+    kit_kv("course-fermi", "800 cycles x 92 bytes/cycle (144 GB/s / 1.566 GHz) = 74 KB in flight, 18,500 "
+                           "threads, 579 warps, 36 per SM of 16");
+    kit_kv("course-kepler", "800 cycles x 96 bytes/cycle = 77 KB (printed); 250 GB/s / 1.6 GHz is 156 "
+                            "bytes/cycle: 125 KB");
+    kit_kv("course-k40", "the notes' Kepler: 250 GB/s / 1.6 GHz = 156 bytes/cycle (printed 96), x 800 cycles "
+                         "= 125 KB in flight; global latency 400-800 cycles");
+}
+
+static void teardown(lab *L) { free(L->h_in); }
+
+static const kit_part parts[] = {
+    {part1_measure, part1_print, part1_csv, part1_kv, NULL},
+    {part2_measure, part2_print, part2_csv, part2_kv, NULL},
+    {part3_measure, part3_print, part3_csv, part3_kv, NULL},
+    {part4_measure, part4_print, part4_csv, part4_kv, NULL},
+    {part5_measure, part5_print, part5_csv, part5_kv, part5_verdict},
+    {part6_measure, part6_print, part6_csv, part6_kv, part6_verdict},
+};
+
 int main(int argc, char **argv)
 {
-    static lab lab07; /* large: the rows of six parts */
-    lab *L = &lab07;
-    FILE *csv;
+    static lab L; /* large: the rows of six parts */
     kit_option opts[] = {
-        KIT_LAB_OPTIONS(&L->c),
-        {"--steps", KIT_OPT_INT, &L->steps, "S", "dependent loads timed in each pointer chase (default 20000)", 100,
+        KIT_LAB_OPTIONS(&L.run.c),
+        {"--steps", KIT_OPT_INT, &L.steps, "S", "dependent loads timed in each pointer chase (default 20000)", 100,
          200000, NULL},
-        {"--loads", KIT_OPT_INT, &L->only_loads, "K",
+        {"--loads", KIT_OPT_INT, &L.only_loads, "K",
          "run sum_ilp with only this many loads per thread instead of 1, 2, 4, 8, 16", 1, LAT_MAX_LOADS, NULL},
-        {"--iterations", KIT_OPT_INT, &L->iterations, "I",
+        {"--iterations", KIT_OPT_INT, &L.iterations, "I",
          "steps of each compute-bound chain in part 6 (default 4096)", 1, 1 << 20, NULL},
     };
-
-    kit_common_defaults(&L->c);
-    L->c.reps = 0;
-    L->steps = DEFAULT_STEPS;
-    L->iterations = DEFAULT_ITERATIONS;
-    L->pass = 1;
-    kit_parse_args(argc, argv,
-                   "Lab 07: latency hiding, Little's law on this GPU. Measures the latency of one\n"
-                   "load (pointer chasing in L1, L2 and DRAM) and the memory bandwidth, checks\n"
-                   "your littles_law against them, and times your sum_tlp and sum_ilp kernels\n"
-                   "against the warps resident per SM and the loads in flight per thread; then\n"
-                   "float against double, and expf and sinf against their intrinsics and\n"
-                   "--use_fast_math, with the accuracy each loses.",
-                   opts, KIT_COUNT(opts));
-    kit_choose_seed(&L->c);
-    kit_csv_check(L->c.csv);
-    kit_device_open(L->c.device, &L->dev);
-    L->policy = kit_policy_default(L->c.reps);
-    choose_size(L);
-
-    part1_latency(L);
-    part2_bandwidth(L);
-    part3_littles_law(L);
-    part4_occupancy(L);
-    part5_ilp(L);
-    part6_throughput(L);
-    part6_accuracy(L);
-
-    csv = kit_csv_open(L->c.csv);
-    if (csv != stdout)
-        print_tables(L);
-    if (csv) {
-        write_csv(L, csv);
-        kit_csv_close(csv);
-    }
-    print_facts(L);
-    verdict(L);
-    free(L->h_in);
-    return kit_finish(L->pass);
+    const kit_lab lab07 = {
+        "07-latency",
+        "Lab 07: latency hiding, Little's law on this GPU",
+        "Lab 07: latency hiding, Little's law on this GPU. Measures the latency of one\n"
+        "load (pointer chasing in L1, L2 and DRAM) and the memory bandwidth, checks\n"
+        "your littles_law against them, and times your sum_tlp and sum_ilp kernels\n"
+        "against the warps resident per SM and the loads in flight per thread; then\n"
+        "float against double, and expf and sinf against their intrinsics and\n"
+        "--use_fast_math, with the accuracy each loses.",
+        opts, KIT_COUNT(opts), NULL, setup, NULL, facts, summary, teardown, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    L.steps = DEFAULT_STEPS;
+    L.iterations = DEFAULT_ITERATIONS;
+    return kit_lab_main(&lab07, &L, &L.run, argc, argv);
 }

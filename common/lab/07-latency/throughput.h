@@ -1,5 +1,5 @@
 /*
- * 07-latency/throughput.h - Lab 07's part 4, instruction throughput: the kit's
+ * 07-latency/throughput.h - Lab 07's part 6, instruction throughput: the kit's
  * compute-bound kernels, built twice into one program:
  *
  *   harness.cu               as every kernel of the kit is built: expf and
@@ -170,18 +170,13 @@ static const void *chain_kernel(int op)
     }
 }
 
+/* Launches op's chain kernel, the one chain_kernel names. Like a <<< >>>
+ * launch it returns nothing: a failed launch is the caller's
+ * KIT_CHECK_LAUNCH to find (cudaGetLastError). */
 static void chain(int op, void *out, unsigned int blocks, unsigned int threads, int iterations)
 {
-    switch (op) {
-    case LAT_FMA_F32: lat_chain_f32<LAT_FMA_F32><<<blocks, threads>>>((float *)out, iterations); break;
-    case LAT_FMA_F64: lat_chain_f64<<<blocks, threads>>>((double *)out, iterations); break;
-    case LAT_EXPF: lat_chain_f32<LAT_EXPF><<<blocks, threads>>>((float *)out, iterations); break;
-    case LAT_EXPF_INTRINSIC:
-        lat_chain_f32<LAT_EXPF_INTRINSIC><<<blocks, threads>>>((float *)out, iterations);
-        break;
-    case LAT_SINF: lat_chain_f32<LAT_SINF><<<blocks, threads>>>((float *)out, iterations); break;
-    default: lat_chain_f32<LAT_SINF_INTRINSIC><<<blocks, threads>>>((float *)out, iterations); break;
-    }
+    void *args[] = {&out, &iterations};
+    (void)cudaLaunchKernel(chain_kernel(op), dim3(blocks), dim3(threads), args, 0, 0);
 }
 
 static void map(int op, const float *x, float *y, unsigned int n)
