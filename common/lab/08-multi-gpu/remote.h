@@ -547,20 +547,6 @@ static void lab08_close(void)
     memset(m, 0, sizeof *m);
 }
 
-/* Whether GPU x can now reach GPU y's memory: the kit asks the driver to
- * turn it on (off) and hears "already so", or else has just done it. */
-static int access_is(int x, int y, int on)
-{
-    cudaError_t e;
-    KIT_CHECK(cudaSetDevice(x));
-    e = on ? cudaDeviceEnablePeerAccess(y, 0) : cudaDeviceDisablePeerAccess(y);
-    cudaGetLastError();
-    if (e == (on ? cudaErrorPeerAccessAlreadyEnabled : cudaErrorPeerAccessNotEnabled))
-        return 1;
-    KIT_CHECK(e);
-    return 0;
-}
-
 /*
  * Judges impl->peer(a, b, on), called twice as the lab says it may be:
  * its answer, the errors it leaves, and the access it leaves (which the
