@@ -7,7 +7,8 @@
  *            cudaMemcpy through kit_traced_memcpy_async / kit_traced_memcpy,
  *            which record a CUDA event just before and just after the copy,
  *            in the copy's own stream; the timed build calls the runtime
- *            directly;
+ *            directly. With several GPUs (Lab 08) the same trace takes each
+ *            copy's events from the GPU of its stream (kit_traced_memcpy_on);
  *   kernels  the kit's traced kernels read %globaltimer when each block
  *            starts and ends (kit_block_span): no event is placed in any
  *            stream for them, so the student's launch is not touched;
@@ -315,13 +316,23 @@ typedef struct {
     int sync;     /* 1: cudaMemcpy, which returns when the copy is done */
     int recorded; /* both events are in the stream */
     cudaEvent_t start, end;
+    int device;   /* the GPU its events are of, current while they are recorded; -1: whichever is current */
 } kit_copy_record;
+
+/* At most this many GPUs in one trace (kit_copy_trace_start_gpus). */
+#define KIT_COPY_TRACE_GPUS 16
 
 typedef struct {
     int on;        /* record the copies now */
     int count, cap;
     long long missed; /* copies past cap, not recorded */
     kit_copy_record *rec;
+    /* Several GPUs (kit_copy_trace_start_gpus): room records, with no
+     * events of their own (cap stays 0): each takes two of its GPU's
+     * 2 * per_gpu events in pool. */
+    int room, ngpus, per_gpu;
+    int device[KIT_COPY_TRACE_GPUS], used[KIT_COPY_TRACE_GPUS];
+    cudaEvent_t *pool; /* GPU device[g]'s events: 2 * per_gpu from pool[2 * per_gpu * g] */
 } kit_copy_trace;
 
 /* One for the whole program (weak: every translation unit shares it). */
@@ -358,6 +369,9 @@ static inline void kit_copy_trace_free(void)
         KIT_CHECK(cudaEventDestroy(t->rec[i].start));
         KIT_CHECK(cudaEventDestroy(t->rec[i].end));
     }
+    for (int i = 0; i < 2 * t->per_gpu * t->ngpus; i++)
+        KIT_CHECK(cudaEventDestroy(t->pool[i]));
+    free(t->pool);
     free(t->rec);
     memset(t, 0, sizeof *t);
 }
@@ -381,6 +395,7 @@ static inline kit_copy_record *kit_copy_trace_next(void *dst, const void *src, s
     r->bytes = bytes;
     r->stream = stream;
     r->sync = sync;
+    r->device = -1;
     /* A stream the runtime refuses makes the copy fail too; that error,
      * not the event's, is the one the caller must see. */
     r->recorded = cudaEventRecord(r->start, stream) == cudaSuccess;
@@ -389,13 +404,32 @@ static inline kit_copy_record *kit_copy_trace_next(void *dst, const void *src, s
     return r;
 }
 
+/* Records e in r's stream, with r's GPU current (an event goes only into a
+ * stream of its own GPU; the current GPU stays as it was); 1 where it is
+ * there. As above, a refused record leaves no error behind. */
+static inline int kit_copy_record_event(const kit_copy_record *r, cudaEvent_t e)
+{
+    int was = r->device, ok;
+    if (r->device >= 0 && cudaGetDevice(&was) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (was != r->device && cudaSetDevice(r->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    ok = cudaEventRecord(e, r->stream) == cudaSuccess;
+    if (!ok)
+        (void)cudaGetLastError();
+    if (was != r->device)
+        KIT_CHECK(cudaSetDevice(was));
+    return ok;
+}
+
 static inline void kit_copy_trace_done(kit_copy_record *r)
 {
-    if (r && r->recorded) {
-        r->recorded = cudaEventRecord(r->end, r->stream) == cudaSuccess;
-        if (!r->recorded)
-            (void)cudaGetLastError();
-    }
+    if (r && r->recorded)
+        r->recorded = kit_copy_record_event(r, r->end);
 }
 
 static inline cudaError_t kit_traced_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
@@ -410,6 +444,94 @@ static inline cudaError_t kit_traced_memcpy_async(void *dst, const void *src, si
 static inline cudaError_t kit_traced_memcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
     kit_copy_record *r = kit_copy_trace_next(dst, src, bytes, kind, 0, 1);
+    cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
+    kit_copy_trace_done(r);
+    return e;
+}
+
+/* ---- copies on several GPUs: each copy's events of its stream's GPU ---------- */
+
+/*
+ * cudaEventElapsedTime takes two events of one GPU, and an event goes only
+ * into a stream of its own GPU: with several GPUs each copy takes its two
+ * events from its GPU's own, recorded with that GPU current. The caller
+ * says which GPU a copy's stream is of (for the default stream, the
+ * current one's). The records stay in the order the copies were queued,
+ * across the GPUs; kit_copy_trace_free frees them and the events.
+ */
+
+/* Starts recording up to per_gpu copies on each of the GPUs devices[0..ngpus)
+ * (the current GPU stays as it was). */
+static inline void kit_copy_trace_start_gpus(const int *devices, int ngpus, int per_gpu)
+{
+    kit_copy_trace *t = &kit_copy_trace_now;
+    int was = 0;
+
+    if (ngpus < 1 || ngpus > KIT_COPY_TRACE_GPUS)
+        kit_die(KIT_EXIT_FAIL, "a copy trace of %d GPUs (a bug of the kit)", ngpus);
+    kit_copy_trace_free();
+    t->room = ngpus * per_gpu;
+    t->ngpus = ngpus;
+    t->per_gpu = per_gpu;
+    t->rec = (kit_copy_record *)kit_host_alloc(sizeof(kit_copy_record) * (size_t)t->room);
+    t->pool = (cudaEvent_t *)kit_host_alloc(sizeof(cudaEvent_t) * 2 * (size_t)t->room);
+    KIT_CHECK(cudaGetDevice(&was));
+    for (int g = 0; g < ngpus; g++) {
+        t->device[g] = devices[g];
+        KIT_CHECK(cudaSetDevice(devices[g]));
+        for (int i = 0; i < 2 * per_gpu; i++)
+            KIT_CHECK(cudaEventCreate(&t->pool[2 * per_gpu * g + i]));
+    }
+    KIT_CHECK(cudaSetDevice(was));
+    t->on = 1;
+}
+
+/* The record of the next copy, queued in a stream of GPU device, its start
+ * event there; NULL when none is wanted, or (counted missed) where device
+ * is not one of the trace's or its GPU's events are all taken. */
+static inline kit_copy_record *kit_copy_trace_next_on(int device, void *dst, const void *src, size_t bytes,
+                                                      cudaMemcpyKind kind, cudaStream_t stream, int sync)
+{
+    kit_copy_trace *t = &kit_copy_trace_now;
+    kit_copy_record *r;
+    int g = 0;
+
+    if (!t->on)
+        return NULL;
+    while (g < t->ngpus && t->device[g] != device)
+        g++;
+    if (g == t->ngpus || t->used[g] + 2 > 2 * t->per_gpu || t->count == t->room) {
+        t->missed++;
+        return NULL;
+    }
+    r = &t->rec[t->count++];
+    r->kind = kind;
+    r->dst = dst;
+    r->src = src;
+    r->bytes = bytes;
+    r->stream = stream;
+    r->sync = sync;
+    r->device = device;
+    r->start = t->pool[2 * t->per_gpu * g + t->used[g]++];
+    r->end = t->pool[2 * t->per_gpu * g + t->used[g]++];
+    r->recorded = kit_copy_record_event(r, r->start);
+    return r;
+}
+
+/* kit_traced_memcpy_async and kit_traced_memcpy of a copy in a stream of GPU device. */
+static inline cudaError_t kit_traced_memcpy_async_on(int device, void *dst, const void *src, size_t bytes,
+                                                     cudaMemcpyKind kind, cudaStream_t stream)
+{
+    kit_copy_record *r = kit_copy_trace_next_on(device, dst, src, bytes, kind, stream, 0);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
+    kit_copy_trace_done(r);
+    return e;
+}
+
+static inline cudaError_t kit_traced_memcpy_on(int device, void *dst, const void *src, size_t bytes,
+                                               cudaMemcpyKind kind)
+{
+    kit_copy_record *r = kit_copy_trace_next_on(device, dst, src, bytes, kind, 0, 1);
     cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
     kit_copy_trace_done(r);
     return e;

@@ -51,8 +51,13 @@
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
+#include "kit_table.h"
 #include "kit_timeline.h"
 #include "kit_timing.h"
+
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h"
 
 #include "contract.h"
 #include "tools.h"
@@ -72,7 +77,9 @@
 /* PCIe 5.0 x16, one direction, in GB/s: no GPU's PCIe link is faster, so a
  * peer copy faster than this went over a direct link (NVLink). */
 #define PCIE_X16_GBS 64.0
-#define MAX_ROWS 12
+/* Part 1's versions (at most 7: GPUs 1, 2, 4, 8 and all, one and all with
+ * one stream too), then part 2's copies and kernels (7). */
+#define MAX_ROWS 19
 /* The verdict by the clock: every GPU at once gains at least this share of
  * what the host links gain at once (2 H200s: links 1.86-1.96x, the
  * reference 1.45-1.70x with 4 streams, 1.75-1.94x with 1; everything on
@@ -118,9 +125,11 @@ static long long device_differ(int dev, const void *a, const void *b, size_t byt
     return (long long)h;
 }
 
-/* C[i] == A[i] + B[i] for every i, on the host's cores. */
+/* C[i] == (A[i] ^ ka) + (B[i] ^ kb) for every i, on the host's cores: A and
+ * B as drawn, under the keys of the run that wrote C (0: as drawn). */
 typedef struct {
     const unsigned int *A, *B, *C;
+    unsigned int ka, kb;
 } sum_ctx;
 
 static long long sum_range(unsigned long long begin, unsigned long long end, void *p, unsigned long long *first)
@@ -128,34 +137,21 @@ static long long sum_range(unsigned long long begin, unsigned long long end, voi
     const sum_ctx *k = (const sum_ctx *)p;
     long long bad = 0;
     for (unsigned long long i = begin; i < end; i++)
-        if (k->C[i] != k->A[i] + k->B[i] && bad++ == 0)
+        if (k->C[i] != (k->A[i] ^ k->ka) + (k->B[i] ^ k->kb) && bad++ == 0)
             *first = i;
     return bad;
 }
 
-static long long check_sum(const unsigned int *A, const unsigned int *B, const unsigned int *C, unsigned int n,
-                           unsigned long long *first)
+static long long check_sum(const unsigned int *A, const unsigned int *B, const unsigned int *C, unsigned int ka,
+                           unsigned int kb, unsigned int n, unsigned long long *first)
 {
-    sum_ctx k = {A, B, C};
+    sum_ctx k = {A, B, C, ka, kb};
     return kit_parallel_check(n, sum_range, &k, first);
 }
 
-/* How long w->run takes by the host's clock (it returns when its work is done). */
-static float wall_run(const kit_work *w)
-{
-    double t0 = kit_wall_ms();
-    w->run(w->ctx);
-    return (float)(kit_wall_ms() - t0);
-}
-
-/* kit_measure by the host's clock: w->run returns only when its work is
- * done, on however many GPUs, and no one GPU's events span it all. */
-static kit_measurement measure_wall(const kit_work *w, const kit_policy *p)
-{
-    kit_work by_wall = *w;
-    by_wall.wall_clock = 1;
-    return kit_measure(&by_wall, p);
-}
+/* Every kit_work here is timed by the host's clock (its wall_clock 1): its
+ * run returns only when its work is done, on however many GPUs, and no one
+ * GPU's events span it all. */
 
 static double gbs(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0.0; }
 
@@ -295,24 +291,6 @@ static void fresh_inputs(host_data *h)
     kit_parallel_fill(h->C, 0xff, h->bytes);
 }
 
-static long long sum_range_keyed(unsigned long long begin, unsigned long long end, void *p,
-                                 unsigned long long *first)
-{
-    const host_data *h = (const host_data *)p;
-    long long bad = 0;
-    for (unsigned long long i = begin; i < end; i++)
-        if (h->C[i] != (h->hA[i] ^ h->ka) + (h->hB[i] ^ h->kb) && bad++ == 0)
-            *first = i;
-    return bad;
-}
-
-/* Elements of C that are not the last run's A + B, against the kit's own
- * copies of them (the job's A and B are the student's to read, and change). */
-static long long check_c(const host_data *h, unsigned long long *first)
-{
-    return kit_parallel_check(h->n, sum_range_keyed, (void *)h, first);
-}
-
 /* What the student's side said, each line with the program's name, and the row's where given. */
 static void print_said(char *text, const char *row)
 {
@@ -340,6 +318,7 @@ typedef struct {
     long long left_errors;   /* runs that left a CUDA error behind */
     int told;                /* the first wrong element is said */
     int traced_gpus, traced_streams; /* --timeline: the job to trace after its timed runs (0: none) */
+    struct timeline *timeline;       /* ...and where its trace goes */
 } vec_run;
 
 /* The job on the first ngpus GPUs, in nstreams chunks each, made by
@@ -355,12 +334,6 @@ static int open_job(vec_run *r, int ngpus, int nstreams)
     memcpy(r->first, o.first, sizeof r->first);
     memcpy(r->count, o.count, sizeof r->count);
     return o.ok;
-}
-
-static void close_job(vec_run *r)
-{
-    (void)r;
-    remote->lab08_close();
 }
 
 static void vec_poison(void *p)
@@ -392,7 +365,9 @@ static long long vec_check(void *p)
         r->early++, flawed = 1;
     if (r->said.left_error)
         r->left_errors++, flawed = 1;
-    bad = check_c(h, &first);
+    /* C against the last run's A + B, from the kit's own copies of them (the
+     * job's A and B are the student's to read, and change). */
+    bad = check_sum(h->hA, h->hB, h->C, h->ka, h->kb, h->n, &first);
     if (bad && !r->told++) {
         int g = 0;
         while (g + 1 < r->ngpus && first >= (unsigned long long)r->first[g] + r->count[g])
@@ -422,19 +397,18 @@ static int judge_job(vec_run *r, int ngpus, int nstreams)
 
 /* ---- --timeline: one traced run of a job, when each copy and kernel ran ------------- */
 
-typedef struct {
+/* The traced out of the student's process: large, so one, kept. */
+static struct lab08_timeline_out timeline_out;
+
+typedef struct timeline {
     int done;          /* a traced run happened */
     const char *version;
     int ngpus, nstreams;
     long long wrong;   /* elements wrong after it, one more if it returned early or left an error */
-    int nspans, launches_seen;
-    long long missed;
-    double run_ms, uncertainty_ms[KIT_MAX_GPUS], worst_uncertainty_ms;
-    struct lab08_span *spans;
+    int launches_seen;
+    double worst_uncertainty_ms;
+    const struct lab08_timeline_out *o; /* its spans and clocks: timeline_out */
 } timeline_t;
-
-/* The traced out of the student's process: large, so one, kept. */
-static struct lab08_timeline_out timeline_out;
 
 /* Whether a timeline from the student's process is one the kit's side
  * can have made (in grading that process could send anything). */
@@ -477,18 +451,12 @@ static void traced_timeline(vec_run *r, const char *version, timeline_t *tl)
     tl->version = version;
     tl->ngpus = r->ngpus;
     tl->nstreams = r->nstreams;
-    tl->nspans = o->nspans;
-    tl->missed = o->missed;
-    tl->run_ms = o->run_ms;
-    tl->spans = (struct lab08_span *)kit_host_alloc(sizeof(struct lab08_span) * (size_t)(o->nspans + 1));
-    memcpy(tl->spans, o->spans, sizeof(struct lab08_span) * (size_t)o->nspans);
-    for (int g = 0; g < r->ngpus; g++) {
-        tl->uncertainty_ms[g] = o->uncertainty_ms[g];
+    tl->o = o;
+    for (int g = 0; g < r->ngpus; g++)
         if (o->uncertainty_ms[g] > tl->worst_uncertainty_ms)
             tl->worst_uncertainty_ms = o->uncertainty_ms[g];
-    }
-    for (int i = 0; i < tl->nspans; i++)
-        tl->launches_seen += tl->spans[i].op == KIT_OP_KERNEL;
+    for (int i = 0; i < o->nspans; i++)
+        tl->launches_seen += o->spans[i].op == KIT_OP_KERNEL;
     tl->done = 1;
 }
 
@@ -498,15 +466,13 @@ static void write_timeline(const char *path, const timeline_t *tl)
 {
     FILE *f = kit_csv_open(path);
     fprintf(f, "gpu,operation,stream,start_ms,end_ms,version\n");
-    for (int i = 0; i < tl->nspans; i++) {
-        const struct lab08_span *x = &tl->spans[i];
+    for (int i = 0; i < tl->o->nspans; i++) {
+        const struct lab08_span *x = &tl->o->spans[i];
         fprintf(f, "%d,%s,%d,%.6f,%.6f,\"%s\"\n", x->gpu, kit_op_name[x->op], x->stream, x->start_ms, x->end_ms,
                 tl->version);
     }
     kit_csv_close(f);
 }
-
-static timeline_t timeline;
 
 /* One row: the job judged, then checked and timed in the timed build. */
 static void measure_vec(vec_run *r, kit_row *row, int ngpus, int nstreams, const kit_policy *policy)
@@ -515,21 +481,24 @@ static void measure_vec(vec_run *r, kit_row *row, int ngpus, int nstreams, const
     r->early = r->left_errors = 0;
     r->told = 0;
     if (judge_job(r, ngpus, nstreams)) {
-        kit_work w = {vec_poison, vec_run_once, vec_check, r, 0.0f, 0};
+        kit_work w = {vec_poison, vec_run_once, vec_check, r, 0.0f, 1};
+        double t0;
         vec_poison(r);
-        w.first_ms = wall_run(&w); /* the checked run, the first sample */
+        t0 = kit_wall_ms();
+        vec_run_once(r);
+        w.first_ms = (float)(kit_wall_ms() - t0); /* the checked run, the first sample */
         vec_check(r);
         row->wrong = r->last_wrong;
         if (row->wrong == 0 && r->early == 0 && r->left_errors == 0) {
             const kit_policy focus = kit_policy_for(policy, row->key);
-            row->t = measure_wall(&w, &focus);
+            row->t = kit_measure(&w, &focus);
             row->timed = 1;
         }
         /* After its timed runs, never among them. */
         if (ngpus == r->traced_gpus && nstreams == r->traced_streams)
-            traced_timeline(r, row->name, &timeline);
+            traced_timeline(r, row->name, r->timeline);
     }
-    close_job(r);
+    remote->lab08_close();
 }
 
 /* ---- the host links: copies in alone, and from every GPU at once ------------------- */
@@ -565,7 +534,7 @@ static void link_once(void *p)
 static double measure_links(const host_data *h, int ngpus, double *per, const kit_policy *policy)
 {
     link_run l;
-    kit_work w = {NULL, link_once, NULL, &l, 0.0f, 0};
+    kit_work w = {NULL, link_once, NULL, &l, 0.0f, 1};
     double all = 0.0;
 
     memset(&l, 0, sizeof l);
@@ -580,12 +549,12 @@ static double measure_links(const host_data *h, int ngpus, double *per, const ki
     for (int which = 0; which < ngpus; which++) {
         l.which = which;
         link_once(&l); /* warm-up */
-        per[which] = gbs((double)h->bytes, measure_wall(&w, policy).median_ms);
+        per[which] = gbs((double)h->bytes, kit_measure(&w, policy).median_ms);
     }
     if (ngpus > 1) {
         l.which = -1;
         link_once(&l);
-        all = gbs((double)h->bytes, measure_wall(&w, policy).median_ms);
+        all = gbs((double)h->bytes, kit_measure(&w, policy).median_ms);
     }
     for (int g = 0; g < ngpus; g++) {
         KIT_CHECK(cudaSetDevice(g));
@@ -741,26 +710,19 @@ static long long peer_check(void *q)
     long long bad = 0;
     unsigned long long first;
 
-    switch (p->what) {
-    case REMOTE_ADD:
-    case LOCAL_ADD:
+    if (p->what == REMOTE_ADD || p->what == LOCAL_ADD) {
         KIT_CHECK(cudaSetDevice(p->a));
         KIT_CHECK(cudaMemcpy(p->stage, p->C0, p->bytes, cudaMemcpyDeviceToHost));
-        bad = check_sum(p->A, p->B, p->stage, p->n, &first);
+        bad = check_sum(p->A, p->B, p->stage, 0, 0, p->n, &first);
         if (bad && !p->told++)
             fprintf(stderr, "%s: %s: C[%llu] = %u but A + B = %u there\n", kit_program, p->name, first,
                     p->stage[first], p->A[first] + p->B[first]);
         return bad;
-    case COPY_BA:
-        bad = device_differ(p->a, p->X0, p->A0, p->bytes);
-        break;
-    case COPY_BOTH:
-        bad = device_differ(p->a, p->X0, p->A0, p->bytes) + device_differ(p->b, p->X1, p->A1, p->bytes);
-        break;
-    default:
-        bad = device_differ(p->b, p->X1, p->A1, p->bytes);
-        break;
     }
+    if (p->what == COPY_BA || p->what == COPY_BOTH) /* into GPU a */
+        bad += device_differ(p->a, p->X0, p->A0, p->bytes);
+    if (p->what != COPY_BA) /* into GPU b */
+        bad += device_differ(p->b, p->X1, p->A1, p->bytes);
     if (bad && !p->told++)
         fprintf(stderr, "%s: %s: %lld words differ from the source\n", kit_program, p->name, bad);
     return bad;
@@ -768,7 +730,7 @@ static long long peer_check(void *q)
 
 static void measure_peer(peer_t *p, enum peer_what what, kit_row *row, const kit_policy *policy)
 {
-    kit_work w = {peer_poison, peer_once, peer_check, p, 0.0f, 0};
+    kit_work w = {peer_poison, peer_once, peer_check, p, 0.0f, 1};
     p->what = what;
     p->name = row->name;
     p->told = 0;
@@ -777,7 +739,7 @@ static void measure_peer(peer_t *p, enum peer_what what, kit_row *row, const kit
     row->wrong = peer_check(p);
     if (row->wrong == 0) {
         const kit_policy focus = kit_policy_for(policy, row->key);
-        row->t = measure_wall(&w, &focus);
+        row->t = kit_measure(&w, &focus);
         row->timed = 1;
     }
 }
@@ -793,15 +755,8 @@ static int peer_judged(int a, int b, int on, int supported, int kit)
     remote->lab08_peer(a, b, on, supported, kit, &o);
     print_said(o.text, NULL);
 #if KIT_TIME_BY_CLOCK
-    for (int i = 0; supported && i < 2; i++) {
-        int x = i ? b : a, y = i ? a : b;
-        cudaError_t e;
-        KIT_CHECK(cudaSetDevice(x));
-        e = on ? cudaDeviceEnablePeerAccess(y, 0) : cudaDeviceDisablePeerAccess(y);
-        if (e != cudaErrorPeerAccessAlreadyEnabled && e != cudaErrorPeerAccessNotEnabled)
-            KIT_CHECK(e);
-        cudaGetLastError();
-    }
+    for (int i = 0; supported && i < 2; i++)
+        access_is(i ? b : a, i ? a : b, on);
 #endif
     return o.ok;
 }
@@ -829,10 +784,25 @@ static const selftest_case selftests[] = {
     {"peer-one-way", PEER_ONE_WAY, 2, 1, 1},
 };
 
+/* Whether the job of r was done as asked: set up right, and its traced run
+ * in order, right, done when it returned, no error left behind. */
+static int job_judged_ok(const vec_run *r)
+{
+    return r->setup_ok && r->trace_ok && r->traced_wrong == 0 && r->early == 0 && r->left_errors == 0;
+}
+
+/* --selftest, in place of the lab (the GPUs open, the inputs drawn): its own
+ * key: value lines, a line per case, and the verdict. Returns the exit code. */
 static int run_selftest(host_data *h, int ngpus, int nstreams, int supported)
 {
     int pass = 1;
 
+    kit_kv("lab", "08-multi-gpu");
+    kit_kv("gpus", "%d", ngpus);
+    kit_kv("size", "%u", h->n);
+    kit_kv("seed", "%llu", h->seed);
+    if (ngpus >= 2)
+        kit_kv("peer-access", supported ? "supported" : "not supported");
     for (int i = 0; i < KIT_COUNT(selftests); i++) {
         const selftest_case *t = &selftests[i];
         char key[64];
@@ -855,9 +825,8 @@ static int run_selftest(host_data *h, int ngpus, int nstreams, int supported)
             r.h = h;
             r.kit = 1;
             r.name = t->key;
-            clean = judge_job(&r, ngpus, nstreams) && r.trace_ok && r.traced_wrong == 0 && r.early == 0 &&
-                    r.left_errors == 0;
-            close_job(&r);
+            clean = judge_job(&r, ngpus, nstreams) && job_judged_ok(&r);
+            remote->lab08_close();
         }
         remote->lab08_reset(0, 1, 0, RIGHT);
         if (t->flaw == RIGHT) {
@@ -868,95 +837,198 @@ static int run_selftest(host_data *h, int ngpus, int nstreams, int supported)
             pass &= !clean;
         }
     }
-    return pass;
+    host_teardown(h);
+    return kit_finish(pass);
 }
 
-/* ---- the report --------------------------------------------------------------------- */
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------------ */
 
-/* The row's check word, FLAWED where its results are right but the job was
- * not done as asked (setup, trace, early returns, errors). */
-static const char *check_word(const kit_row *r, int judged_ok)
-{
-    const char *word = kit_row_check_word(r);
-    return strcmp(word, "ok") == 0 && !judged_ok ? "FLAWED" : word;
-}
-
+/* What a row of either part's table has besides its kit_row. */
 typedef struct {
-    kit_row row;
-    int gpus, streams;
-    int judged_ok; /* setup, trace, early returns, errors */
-    double floor_ms; /* the copies in alone at the links' speed; 0: unknown */
-} vec_row;
+    int gpus, streams;  /* the job's (part 2: GPUs 0 and 1, one stream) */
+    double arrays;      /* arrays of --size its GB/s count: read and written */
+    int judged_ok;      /* part 1: setup, trace, early returns, errors (part 2: 1) */
+} row_info;
 
-static void print_time(const kit_row *r)
+/* What the CUDA runtime says of GPU i's way to GPU j's memory: whether it
+ * can reach it (cudaDeviceCanAccessPeer), and cudaDevP2PAttr... */
+typedef struct {
+    int can, access, atomics, rank; /* ...AccessSupported, NativeAtomicSupported, PerformanceRank */
+} pair_facts;
+
+struct lab {
+    kit_run run;
+    int ngpus_opt, nstreams, selftest;
+    const char *timeline_path;
+    int visible, ngpus;
+    kit_device gpu[KIT_MAX_GPUS]; /* gpu[0]: run.dev, as the driver opened it */
+    char bus[KIT_MAX_GPUS][32];
+    pair_facts pair[KIT_MAX_GPUS][KIT_MAX_GPUS];
+    int supported;                /* GPUs 0 and 1 can reach each other */
+    unsigned long long n;
+    host_data h;
+    kit_policy peer_policy;
+    double link_gbs[KIT_MAX_GPUS], link_all;
+    kit_row rows[MAX_ROWS];       /* part 1's versions, then part 2's copies and kernels */
+    row_info info[MAX_ROWS];
+    int nvec, npeer;
+    kit_table vec_table, peer_table;
+    timeline_t timeline;
+    int peer_ok;                  /* set_peer_access judged right, on and off */
+    /* What part 1 comes to (links_again). */
+    const kit_row *all;           /* the version on every GPU, with streams: the graded one */
+    double link_scaling, speedup_all, speedup_serial, speedup_streams, scaling_need;
+    int long_copies, scaling_judged;
+};
+
+/* How many times faster b ran than a; 0 where either was not timed. */
+static double speedup(const kit_row *a, const kit_row *b)
 {
-    if (r->timed)
-        printf(" %10.3f", r->t.median_ms);
-    else
-        printf(" %10s", "-");
+    return a && b && a->timed && b->timed ? a->t.median_ms / b->t.median_ms : 0.0;
 }
 
-int main(int argc, char **argv)
+/* Part 1's version on gpus GPUs with streams streams each (NULL: not run). */
+static const kit_row *version(const lab *L, int gpus, int streams)
 {
-    kit_common c;
-    kit_device dev[KIT_MAX_GPUS];
-    int ngpus_opt = 0, nstreams = DEFAULT_STREAMS, selftest = 0, visible = 0, ngpus, pass = 1;
-    const char *timeline_path = NULL;
-    kit_option opts[] = {
-        {"--size", KIT_OPT_SIZE, &c.size, "N",
-         "elements per array (default: 67,108,864, less where a GPU has less memory)", KIT_MIN_SIZE,
-         KIT_MAX_SIZE, NULL},
-        {"--gpus", KIT_OPT_INT, &ngpus_opt, "G", "use GPUs 0 to G-1 (default: every GPU this program sees)", 1,
-         KIT_MAX_GPUS, NULL},
-        {"--streams", KIT_OPT_INT, &nstreams, "S", "streams (chunks) per GPU (default: 4)", 1, KIT_MAX_STREAMS,
-         NULL},
-        {"--reps", KIT_OPT_INT, &c.reps, "R",
-         "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
-         NULL},
-        {"--seed", KIT_OPT_U64, &c.seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c.seed_given},
-        KIT_FOCUS_OPTION,
-        {"--csv", KIT_OPT_STRING, &c.csv, "FILE", "also write the tables as CSV ('-': stdout)", 0, 0, NULL},
-        {"--timeline", KIT_OPT_STRING, &timeline_path, "FILE",
-         "trace one run more of the version on every GPU and write when each copy and kernel ran as CSV "
-         "(gpu, operation, stream, start and end in ms, version)", 0, 0, NULL},
-        {"--selftest", KIT_OPT_FLAG, &selftest, NULL,
-         "run the kit's own wrong versions through the checks instead (for the kit's tests)", 0, 0, NULL},
-    };
-    host_data h;
-    vec_row rows[MAX_ROWS];
-    kit_row prow[7];
-    int nrows = 0, nprow = 0, supported = 0, peer_ok = 1;
-    int can[KIT_MAX_GPUS][KIT_MAX_GPUS];
-    char bus[KIT_MAX_GPUS][32];
-    double link_gbs[KIT_MAX_GPUS], link_all = 0.0;
-    kit_policy policy, peer_policy;
-    unsigned long long n;
-    const char *multi = NULL;
-    char multi_why[64];
+    for (int i = 0; i < L->nvec; i++)
+        if (L->info[i].gpus == gpus && L->info[i].streams == streams)
+            return &L->rows[i];
+    return NULL;
+}
 
-    kit_common_defaults(&c);
-    c.reps = 0;
-    kit_parse_args(argc, argv,
-                   "Lab 08: several GPUs. Spreads the course's vector addition over every GPU\n"
-                   "(cudaSetDevice, streams on each GPU, pinned host memory) and times it against\n"
-                   "one GPU; then, with two GPUs or more, peer-to-peer access between GPUs 0 and 1:\n"
-                   "which GPUs can reach which, copies with peer access on and off, and a kernel\n"
-                   "reading the other GPU's memory. Checks every result.",
-                   opts, KIT_COUNT(opts));
-    if (timeline_path && strcmp(timeline_path, "-") == 0)
+/* The least time a version on gpus GPUs can take: A's and B's bytes in at
+ * the host links' speed measured (0: not known). */
+static double floor_ms(const lab *L, int gpus)
+{
+    double link = gpus == 1 ? L->link_gbs[0] : gpus == L->ngpus ? L->link_all : 0.0;
+    return link > 0 ? 2.0 * L->h.bytes / (link * 1e6) : 0.0;
+}
+
+/* The columns of both tables (kit_table.h); ctx is the lab. */
+static const row_info *info_of(const kit_row *r, const void *ctx)
+{
+    const lab *L = (const lab *)ctx;
+    return &L->info[r - L->rows];
+}
+static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
+static int col_timed(const kit_row *r, const void *) { return r->timed; }
+
+/* GB/s of the bytes the row reads and writes; 0 where it was not timed. */
+static double col_gbs(const kit_row *r, const void *ctx)
+{
+    return r->timed ? gbs(info_of(r, ctx)->arrays * ((const lab *)ctx)->h.bytes, r->t.median_ms) : 0.0;
+}
+
+/* Part 1: against one GPU with as many streams; its key: value line only
+ * for several GPUs; the least time the version can take. */
+static double col_vs_one(const kit_row *r, const void *ctx)
+{
+    double x = speedup(version((const lab *)ctx, 1, info_of(r, ctx)->streams), r);
+    return x > 0 ? x : NAN;
+}
+static double col_speedup(const kit_row *r, const void *ctx)
+{
+    return info_of(r, ctx)->gpus == 1 ? NAN : col_vs_one(r, ctx);
+}
+static double col_floor(const kit_row *r, const void *ctx)
+{
+    double f = floor_ms((const lab *)ctx, info_of(r, ctx)->gpus);
+    return f > 0 ? f : NAN;
+}
+
+static const kit_column vec_columns[] = {
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"vs 1 GPU", 9, 2, "x", NULL, 0, NULL, 0, col_vs_one, NULL},
+    {"copies in (ms)", 14, 3, "", NULL, 0, NULL, 0, col_floor, NULL},
+    {NULL, 0, 0, NULL, "gbs", 3, NULL, 0, col_gbs, NULL},
+    {NULL, 0, 0, NULL, NULL, 0, "speedup-%s", 2, col_speedup, NULL},
+};
+
+static const kit_column peer_columns[] = {
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"GB/s", 9, 1, "", "gbs", 3, "bandwidth-%s-gbs", 1, col_gbs, col_timed},
+};
+
+/* kit_table_print, with a row's check word FLAWED where its results are
+ * right but the job was not done as asked (setup, trace, early returns,
+ * errors): kit_table_print has the kit's words alone. */
+static void table_print(const kit_table *t)
+{
+    kit_table_head(t);
+    for (int i = 0; i < t->nrows; i++) {
+        const kit_row *r = &t->rows[i];
+        const char *word = kit_row_check_word(r);
+        printf("%-*s", t->first_width, r->name);
+        for (int j = 0; j < t->ncols; j++) {
+            const kit_column *c = &t->cols[j];
+            double v = c->head ? kit_column_of(t, c, r) : NAN;
+            char text[64] = "-";
+            if (!c->head)
+                continue;
+            if (!isnan(v) && (!c->shown || c->shown(r, t->ctx)))
+                snprintf(text, sizeof text, "%.*f%s", c->decimals, v, c->unit ? c->unit : "");
+            printf(" %*s", c->width, text);
+        }
+        printf("  %s\n", strcmp(word, "ok") == 0 && !info_of(r, t->ctx)->judged_ok ? "FLAWED" : word);
+    }
+}
+
+/* A table's lines of the CSV, both parts in one file: the kit's first
+ * columns, the part, the row's name quoted, its GPUs and streams, every
+ * column the CSV names, then correct (kit_table_csv has neither part, GPUs
+ * nor streams, and leaves names as they are); with head, the head line first. */
+static void table_csv(FILE *f, const kit_table *t, const lab *L, int part, int head)
+{
+    if (head) {
+        fprintf(f, "gpu,size,seed,part,%s,gpus,streams", t->first);
+        for (int j = 0; j < t->ncols; j++)
+            if (t->cols[j].csv)
+                fprintf(f, ",%s", t->cols[j].csv);
+        fprintf(f, ",correct\n");
+    }
+    for (int i = 0; i < t->nrows; i++) {
+        const kit_row *r = &t->rows[i];
+        const row_info *x = info_of(r, L);
+        kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
+        fprintf(f, "%d,\"%s\",%d,%d", part, r->name, x->gpus, x->streams);
+        for (int j = 0; j < t->ncols; j++)
+            if (t->cols[j].csv) {
+                double v = kit_column_of(t, &t->cols[j], r);
+                fprintf(f, ",%.*f", t->cols[j].csv_decimals, isnan(v) ? 0.0 : v);
+            }
+        fprintf(f, ",%d\n", r->wrong == 0 && x->judged_ok);
+    }
+}
+
+/* --timeline: a file; and not with --selftest. Checked with --csv, in the
+ * order the driver checks --csv next: the same message where both are wrong. */
+static int prepare(lab *L)
+{
+    if (L->timeline_path && strcmp(L->timeline_path, "-") == 0)
         kit_die(KIT_EXIT_USAGE, "--timeline: name a file (stdout holds the report)");
-    if (timeline_path && selftest)
+    if (L->timeline_path && L->selftest)
         kit_die(KIT_EXIT_USAGE, "--timeline: not with --selftest, which runs the kit's own versions (no timeline)");
-    kit_choose_seed(&c);
-    kit_csv_check(c.csv);
-    kit_output_check("--timeline", timeline_path);
-    kit_device_open(0, &dev[0]);
-    KIT_CHECK(cudaGetDeviceCount(&visible));
-    if (ngpus_opt > visible)
-        kit_die(KIT_EXIT_USAGE, "--gpus %d: this machine has %d GPU%s", ngpus_opt, visible, visible == 1 ? "" : "s");
-    ngpus = ngpus_opt ? ngpus_opt : visible < KIT_MAX_GPUS ? visible : KIT_MAX_GPUS;
+    kit_csv_check(L->run.c.csv);
+    kit_output_check("--timeline", L->timeline_path);
+    return -1;
+}
+
+/* GPU 0 is open (run.dev): the others, the size, the inputs, who can reach
+ * whom; then --selftest ends the program, or the lab's timing is set. */
+static void setup(lab *L)
+{
+    const kit_common *c = &L->run.c;
+    int ngpus;
+    unsigned long long n;
+
+    L->gpu[0] = L->run.dev;
+    KIT_CHECK(cudaGetDeviceCount(&L->visible));
+    if (L->ngpus_opt > L->visible)
+        kit_die(KIT_EXIT_USAGE, "--gpus %d: this machine has %d GPU%s", L->ngpus_opt, L->visible,
+                L->visible == 1 ? "" : "s");
+    ngpus = L->ngpus = L->ngpus_opt ? L->ngpus_opt : L->visible < KIT_MAX_GPUS ? L->visible : KIT_MAX_GPUS;
     for (int g = 1; g < ngpus; g++)
-        kit_device_open(g, &dev[g]);
+        kit_device_open(g, &L->gpu[g]);
     /* --focus all-gpus, the grader's metric: the row on every GPU. */
     if (kit_focus && strcmp(kit_focus, "all-gpus") == 0) {
         static char focus_all[32];
@@ -966,469 +1038,476 @@ int main(int argc, char **argv)
 
     /* The size: every GPU holds at most GPU_ARRAYS arrays of it, and
      * each chunk must have an element. */
-    n = c.size ? c.size : selftest ? SELFTEST_SIZE : DEFAULT_SIZE;
+    n = c->size ? c->size : L->selftest ? SELFTEST_SIZE : DEFAULT_SIZE;
     for (int g = 0; g < ngpus; g++) {
-        long long spare = dev[g].free_bytes - (64ll << 20);
+        const kit_device *d = &L->gpu[g];
+        long long spare = d->free_bytes - (64ll << 20);
         unsigned long long fit = spare > 0 ? (unsigned long long)spare / (GPU_ARRAYS * sizeof(unsigned int)) : 0;
         if (n > fit) {
-            if (c.size)
+            if (c->size)
                 kit_die(KIT_EXIT_USAGE, "--size %llu needs %.0f MiB on each GPU, but GPU %d (%s) has %.0f MiB "
                                         "free; choose a smaller --size", n, (GPU_ARRAYS * 4.0 * n + (64 << 20)) / 1048576.0,
-                        g, dev[g].name, dev[g].free_bytes / 1048576.0);
+                        g, d->name, d->free_bytes / 1048576.0);
             n = kit_pow2_floor(fit);
         }
     }
-    if (!c.size && !selftest) {
+    if (!c->size && !L->selftest) {
         /* Three pinned host arrays: WSL 2 limits how much can be pinned. */
         int capped;
         n = kit_pinned_default_size(n, 1u << 20, 3 * sizeof(unsigned int), 0, &capped);
         if (capped)
             kit_pinned_capped_note(n, 3.0 * sizeof(unsigned int) * n);
     }
-    if (n < (unsigned long long)ngpus * nstreams)
+    if (n < (unsigned long long)ngpus * L->nstreams)
         kit_die(KIT_EXIT_USAGE, "--size %llu is too small for %d GPU%s of %d streams: every chunk needs an "
-                                "element (at least %d)", n, ngpus, ngpus == 1 ? "" : "s", nstreams, ngpus * nstreams);
-    host_setup(&h, (unsigned int)n, c.seed);
+                                "element (at least %d)", n, ngpus, ngpus == 1 ? "" : "s", L->nstreams,
+                ngpus * L->nstreams);
+    L->n = n;
+    host_setup(&L->h, (unsigned int)n, c->seed);
 
-    /* Who can reach whom. */
+    /* Who can reach whom, and how (part 2 says it). */
     for (int i = 0; i < ngpus; i++) {
-        KIT_CHECK(cudaDeviceGetPCIBusId(bus[i], sizeof bus[i], i));
+        KIT_CHECK(cudaDeviceGetPCIBusId(L->bus[i], sizeof L->bus[i], i));
         for (int j = 0; j < ngpus; j++) {
-            can[i][j] = 0;
-            if (i != j)
-                KIT_CHECK(cudaDeviceCanAccessPeer(&can[i][j], i, j));
+            pair_facts *x = &L->pair[i][j];
+            if (i == j)
+                continue;
+            KIT_CHECK(cudaDeviceCanAccessPeer(&x->can, i, j));
+            KIT_CHECK(cudaDeviceGetP2PAttribute(&x->rank, cudaDevP2PAttrPerformanceRank, i, j));
+            KIT_CHECK(cudaDeviceGetP2PAttribute(&x->access, cudaDevP2PAttrAccessSupported, i, j));
+            KIT_CHECK(cudaDeviceGetP2PAttribute(&x->atomics, cudaDevP2PAttrNativeAtomicSupported, i, j));
         }
     }
-    if (ngpus >= 2)
-        supported = can[0][1] && can[1][0];
-
-    if (selftest) {
-        kit_kv("lab", "08-multi-gpu");
-        kit_kv("gpus", "%d", ngpus);
-        kit_kv("size", "%llu", n);
-        kit_kv("seed", "%llu", c.seed);
-        if (ngpus >= 2)
-            kit_kv("peer-access", supported ? "supported" : "not supported");
-        pass = run_selftest(&h, ngpus, nstreams, supported);
-        host_teardown(&h);
-        return kit_finish(pass);
-    }
+    L->supported = ngpus >= 2 && L->pair[0][1].can && L->pair[1][0].can;
+    if (L->selftest)
+        exit(run_selftest(&L->h, ngpus, L->nstreams, L->supported));
 
     /* Every run is checked on the host, which takes longer than the run:
      * few runs, and a looser target than the kit's 2%. */
-    policy = kit_policy_default(c.reps);
-    policy.max_reps = 15;
-    policy.max_ms = 300.0;
-    policy.noise = 0.03;
-    peer_policy = policy;
-    peer_policy.max_reps = 20;
+    L->run.policy.max_reps = 15;
+    L->run.policy.max_ms = 300.0;
+    L->run.policy.noise = 0.03;
+    L->peer_policy = L->run.policy;
+    L->peer_policy.max_reps = 20;
+}
 
-    if (ngpus < 2) {
-        multi = "skipped";
-        snprintf(multi_why, sizeof multi_why, visible < 2 ? "%d GPU" : "--gpus %d", visible < 2 ? visible : ngpus);
-    } else {
-        multi = "ran";
-        snprintf(multi_why, sizeof multi_why, "%d GPUs", ngpus);
+/* Under the kit's banner (GPU 0): every GPU, with its PCI bus. */
+static void heading(lab *L)
+{
+    for (int g = 0; g < L->ngpus; g++)
+        printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, PCI %s\n", g, L->gpu[g].name,
+               L->gpu[g].cc_major, L->gpu[g].cc_minor, L->gpu[g].sms, L->gpu[g].global_bytes / 1073741824.0, L->bus[g]);
+    if (L->visible > L->ngpus)
+        printf("(this program sees %d GPUs and uses %d: --gpus)\n", L->visible, L->ngpus);
+    for (int g = 1; g < L->ngpus; g++)
+        if (strcmp(L->gpu[g].name, L->gpu[0].name)) {
+            printf("(the GPUs differ: with equal shares, all wait for the slowest)\n");
+            break;
+        }
+}
+
+/* The facts, one per line, for tests and graders. */
+static void facts(lab *L)
+{
+    char key[32];
+    kit_kv("gpus-visible", "%d", L->visible);
+    kit_kv("gpus", "%d", L->ngpus);
+    for (int g = 0; g < L->ngpus; g++) {
+        snprintf(key, sizeof key, "device-%d", g);
+        kit_kv(key, "%s", L->gpu[g].name);
+        snprintf(key, sizeof key, "pci-bus-id-%d", g);
+        kit_kv(key, "%s", L->bus[g]);
     }
+    kit_kv("size", "%llu", L->n);
+    kit_kv("streams", "%d", L->nstreams);
+    kit_kv("pinned-host-bytes", "%zu", 3 * L->h.bytes);
+    if (L->ngpus >= 2)
+        kit_kv("multi-gpu", "ran (%d GPUs)", L->ngpus);
+    else /* one GPU: all this program sees, or --gpus 1 */
+        kit_kv("multi-gpu", L->visible < 2 ? "skipped (%d GPU)" : "skipped (--gpus %d)",
+               L->visible < 2 ? L->visible : 1);
+}
 
-    /* ---- part 1 ---- */
-    link_all = measure_links(&h, ngpus, link_gbs, &policy);
-    {
-        int counts[8], nk = 0;
-        vec_run r;
+/* Part 1: the host links, then the job on one GPU, on powers of two of
+ * them and on all, with --streams streams per GPU and, on one and on all,
+ * with one; each judged, checked and timed (measure_vec). */
+static void part1_measure(lab *L)
+{
+    int counts[8], nk = 0, ngpus = L->ngpus, nstreams = L->nstreams;
+    vec_run r;
 
-        counts[nk++] = 1;
-        for (int k = 2; k < ngpus; k *= 2)
-            counts[nk++] = k;
-        if (ngpus > 1)
-            counts[nk++] = ngpus;
-        memset(&r, 0, sizeof r);
-        r.h = &h;
-        r.kit = 0;
-        /* --timeline: the version on every GPU, with streams (on one GPU, its own with streams). */
-        r.traced_gpus = timeline_path ? ngpus : 0;
-        r.traced_streams = nstreams;
-        for (int i = 0; i < nk; i++) {
-            int k = counts[i];
-            for (int serial = nstreams > 1 && (k == 1 || k == ngpus) ? 1 : 0; serial >= 0; serial--) {
-                vec_row *v = &rows[nrows++];
-                int s = serial ? 1 : nstreams;
-                char key[32];
-                memset(v, 0, sizeof *v);
-                snprintf(key, sizeof key, serial ? "gpus-%d-streams-1" : "gpus-%d", k);
-                kit_row_name(&v->row, key, ADD_TODOS, "%d GPU%s, %d stream%s%s", k, k == 1 ? "" : "s", s,
-                             s == 1 ? "" : "s", k == 1 ? "" : " each");
-                v->gpus = k;
-                v->streams = s;
-                measure_vec(&r, &v->row, k, s, &policy);
-                if (!r.setup_ok)
-                    v->row.wrong = -1;
-                v->judged_ok = r.setup_ok && r.trace_ok && r.traced_wrong == 0 && r.early == 0 &&
-                               r.left_errors == 0;
-                pass &= v->judged_ok;
-                if (v->row.wrong >= 0)
-                    pass &= kit_row_ok(&v->row, n);
-                if (!r.setup_ok)
-                    break; /* the same setup fails again */
-            }
+    L->link_all = measure_links(&L->h, ngpus, L->link_gbs, &L->run.policy);
+    counts[nk++] = 1;
+    for (int k = 2; k < ngpus; k *= 2)
+        counts[nk++] = k;
+    if (ngpus > 1)
+        counts[nk++] = ngpus;
+    memset(&r, 0, sizeof r);
+    r.h = &L->h;
+    /* --timeline: the version on every GPU, with streams (on one GPU, its own with streams). */
+    r.traced_gpus = L->timeline_path ? ngpus : 0;
+    r.traced_streams = nstreams;
+    r.timeline = &L->timeline;
+    for (int i = 0, failed = 0; i < nk && !failed; i++) {
+        int k = counts[i];
+        for (int serial = nstreams > 1 && (k == 1 || k == ngpus) ? 1 : 0; serial >= 0 && !failed; serial--) {
+            kit_row *row = &L->rows[L->nvec];
+            int s = serial ? 1 : nstreams;
+            char key[32];
+            snprintf(key, sizeof key, serial ? "gpus-%d-streams-1" : "gpus-%d", k);
+            kit_row_name(row, key, ADD_TODOS, "%d GPU%s, %d stream%s%s", k, k == 1 ? "" : "s", s,
+                         s == 1 ? "" : "s", k == 1 ? "" : " each");
+            measure_vec(&r, row, k, s, &L->run.policy);
             if (!r.setup_ok)
-                break;
+                row->wrong = -1;
+            row_info x = {k, s, 3.0 /* A and B read, C written */, job_judged_ok(&r)};
+            L->info[L->nvec++] = x;
+            failed = !r.setup_ok; /* the same setup fails again */
         }
     }
+    host_inputs_free(&L->h);
+    kit_table t = {"version", 28, L->rows, L->nvec, vec_columns, KIT_COUNT(vec_columns), L};
+    L->vec_table = t;
+}
 
-    host_inputs_free(&h);
+static void part1_print(lab *L)
+{
+    printf("\nPart 1: C = A + B, %s unsigned ints (%.0f MiB per array) in pinned host memory, seed %llu\n",
+           kit_grouped(L->n), L->h.bytes / 1048576.0, L->run.c.seed);
+    printf("host links, copies in alone: ");
+    for (int g = 0; g < L->ngpus; g++)
+        printf("%sGPU %d %.1f GB/s", g ? ", " : "", g, L->link_gbs[g]);
+    if (L->ngpus > 1)
+        printf("; all at once %.1f GB/s (%.2fx one GPU)", L->link_all, L->link_scaling);
+    printf("\n\n");
+    table_print(&L->vec_table);
+    printf("(copies in: A's and B's bytes at the links' speed measured above, the least the version can take)\n");
+    if (L->timeline.done)
+        printf("\ntimeline of %s, from your traced build: %d copies and kernels over %.3f ms, each GPU's\n"
+               "clock on the host's within %.3f ms%s (--timeline %s; make report draws it)\n", L->timeline.version,
+               L->timeline.o->nspans, L->timeline.o->run_ms, L->timeline.worst_uncertainty_ms,
+               L->timeline.o->missed ? "; some copies not recorded" : "", L->timeline_path);
+}
 
-    /* ---- part 2 ---- */
-    if (ngpus >= 2) {
-        peer_t p;
-        peer_setup(&p, &h, 0, 1);
-        peer_ok = peer_judged(0, 1, 1, supported, 0);
-        if (supported) {
-            kit_row_name(&prow[nprow], "peer-copy", NULL, "cudaMemcpyPeer GPU 0 -> 1, peer access on");
-            measure_peer(&p, COPY_AB, &prow[nprow++], &peer_policy);
-            kit_row_name(&prow[nprow], "peer-copy-back", NULL, "cudaMemcpyPeer GPU 1 -> 0, peer access on");
-            measure_peer(&p, COPY_BA, &prow[nprow++], &peer_policy);
-            kit_row_name(&prow[nprow], "peer-copy-both", NULL, "both at once, peer access on");
-            measure_peer(&p, COPY_BOTH, &prow[nprow++], &peer_policy);
-            kit_row_name(&prow[nprow], "remote-add", NULL, "GPU 0 adds A, B of GPU 1's memory");
-            measure_peer(&p, REMOTE_ADD, &prow[nprow++], &peer_policy);
+static void part1_csv(lab *L, FILE *f) { table_csv(f, &L->vec_table, L, 1, 1); }
+
+/* Part 1's lines; and --timeline's file, written here after the CSV. */
+static void part1_kv(lab *L)
+{
+    const timeline_t *tl = &L->timeline;
+    char key[48];
+
+    for (int g = 0; g < L->ngpus; g++) {
+        snprintf(key, sizeof key, "h2d-gbs-gpu-%d", g);
+        kit_kv(key, "%.1f", L->link_gbs[g]);
+    }
+    if (L->ngpus > 1) {
+        kit_kv("h2d-gbs-all-gpus", "%.1f", L->link_all);
+        kit_kv("host-link-scaling", "%.2f", L->link_scaling);
+    }
+    kit_table_kv(&L->vec_table);
+    if (L->all && L->all->timed) { /* the graded time, with its row's checks */
+        kit_kv("time-all-gpus-ms", "%.4f", L->all->t.median_ms);
+        kit_kv("wrong-elements-all-gpus", "%lld", L->all->wrong);
+        kit_kv("bad-timed-runs-all-gpus", "%d", L->all->t.bad_runs);
+    }
+    kit_kv("speedup-all-gpus", "%.2f", L->speedup_all);
+    if (L->ngpus >= 2) {
+        kit_kv("speedup-all-gpus-needed", "%.2f", L->scaling_need);
+        kit_kv("scaling-judged", "%s", L->scaling_judged ? "yes" : "no");
+    }
+    if (L->speedup_serial > 0)
+        kit_kv("speedup-all-gpus-streams-1", "%.2f", L->speedup_serial);
+    if (L->speedup_streams > 0)
+        kit_kv("speedup-streams-1-gpu", "%.2f", L->speedup_streams);
+    if (tl->done) {
+        write_timeline(L->timeline_path, tl);
+        kit_kv("timeline-version", "%s", tl->version);
+        kit_kv("timeline-gpus", "%d", tl->ngpus);
+        kit_kv("timeline-streams", "%d", tl->nstreams);
+        kit_kv("timeline-spans", "%d", tl->o->nspans);
+        kit_kv("timeline-kernels", "%d", tl->launches_seen);
+        kit_kv("timeline-copies-missed", "%lld", tl->o->missed);
+        kit_kv("timeline-ms", "%.4f", tl->o->run_ms);
+        kit_kv("timeline-uncertainty-ms", "%.4f", tl->worst_uncertainty_ms);
+        for (int g = 0; g < tl->ngpus; g++) {
+            snprintf(key, sizeof key, "timeline-uncertainty-ms-gpu-%d", g);
+            kit_kv(key, "%.4f", tl->o->uncertainty_ms[g]);
         }
-        kit_row_name(&prow[nprow], "local-add", NULL, "GPU 0 adds A, B of its own memory");
-        measure_peer(&p, LOCAL_ADD, &prow[nprow++], &peer_policy);
-        peer_ok &= peer_judged(0, 1, 0, supported, 0);
-        kit_row_name(&prow[nprow], "staged-copy", NULL, "cudaMemcpyPeer GPU 0 -> 1, peer access off");
-        measure_peer(&p, STAGED_DRIVER, &prow[nprow++], &peer_policy);
-        kit_row_name(&prow[nprow], "host-staged-copy", NULL, "GPU 0 -> host -> GPU 1, by the kit");
-        measure_peer(&p, STAGED_KIT, &prow[nprow++], &peer_policy);
-        peer_teardown(&p);
-        pass &= peer_ok;
-        for (int i = 0; i < nprow; i++)
-            pass &= kit_row_ok(&prow[i], n);
+        kit_kv("wrong-elements-timeline", "%lld", tl->wrong);
+    } else if (L->timeline_path) {
+        fprintf(stderr, "%s: --timeline %s: not written: the version on every GPU was not set up (above)\n",
+                kit_program, L->timeline_path);
     }
-    for (int g = 0; g < ngpus; g++) {
-        KIT_CHECK(cudaSetDevice(g));
-        KIT_CHECK(cudaDeviceSynchronize());
-    }
+}
 
-    /* The host links again, with the student's process gone (grading):
-     * the scaling's bar and each row's floor rest on them. */
-    if (student_done(&h))
-        link_all = measure_links(&h, ngpus, link_gbs, &policy);
-    for (int i = 0; i < nrows; i++) {
-        vec_row *v = &rows[i];
-        if (v->gpus == 1 && link_gbs[0] > 0)
-            v->floor_ms = 2.0 * h.bytes / (link_gbs[0] * 1e6);
-        else if (v->gpus == ngpus && link_all > 0)
-            v->floor_ms = 2.0 * h.bytes / (link_all * 1e6);
+/*
+ * Every version right in every run and done as asked. The verdict by the
+ * clock (in grading, the judge's): on every GPU at once the job must gain
+ * at least a quarter (MIN_SHARE_OF_LINK_GAIN) of what the host links gain
+ * when all copy at once (the kit measures both), judged where the links
+ * gain at least MIN_LINK_SCALING; and no row may take less than
+ * FLOOR_SHARE of the time its copies in need at the links' speed.
+ */
+static void part1_verdict(lab *L)
+{
+    for (int i = 0; i < L->nvec; i++) {
+        if (!L->info[i].judged_ok)
+            L->run.pass = 0;
+        if (L->rows[i].wrong >= 0 && !kit_row_ok(&L->rows[i], L->n))
+            L->run.pass = 0;
     }
-
-    /* ---- what it comes to ---- */
-    const kit_row *one = NULL, *all = NULL, *one_serial = NULL, *all_serial = NULL;
-    for (int i = 0; i < nrows; i++) {
-        const vec_row *v = &rows[i];
-        if (v->gpus == 1)
-            *(v->streams == nstreams ? &one : &one_serial) = &v->row;
-        if (v->gpus == ngpus)
-            *(v->streams == nstreams ? &all : &all_serial) = &v->row;
-    }
-    if (nstreams == 1)
-        one_serial = one, all_serial = all;
-    double speedup_all = one && all && one->timed && all->timed ? one->t.median_ms / all->t.median_ms : 0.0;
-    double speedup_serial = one_serial && all_serial && one_serial->timed && all_serial->timed
-                                ? one_serial->t.median_ms / all_serial->t.median_ms : 0.0;
-    double speedup_streams = one && one_serial && one->timed && one_serial->timed
-                                 ? one_serial->t.median_ms / one->t.median_ms : 0.0;
-    double link_scaling = ngpus > 1 && link_gbs[0] > 0 ? link_all / link_gbs[0] : 1.0;
-    double bw[7] = {0};
-    for (int i = 0; i < nprow; i++)
-        if (prow[i].timed) {
-            int two = !strcmp(prow[i].key, "peer-copy-both");
-            int add = strstr(prow[i].key, "add") != NULL;
-            bw[i] = gbs((add ? 3.0 : two ? 2.0 : 1.0) * h.bytes, prow[i].t.median_ms);
-        }
-    double on_gbs = 0, staged_gbs = 0, kit_staged_gbs = 0, remote_ms = 0, local_ms = 0;
-    for (int i = 0; i < nprow; i++) {
-        const kit_row *x = &prow[i];
-        if (!x->timed)
-            continue;
-        if (!strcmp(x->key, "peer-copy"))
-            on_gbs = bw[i];
-        else if (!strcmp(x->key, "staged-copy"))
-            staged_gbs = bw[i];
-        else if (!strcmp(x->key, "host-staged-copy"))
-            kit_staged_gbs = bw[i];
-        else if (!strcmp(x->key, "remote-add"))
-            remote_ms = x->t.median_ms;
-        else if (!strcmp(x->key, "local-add"))
-            local_ms = x->t.median_ms;
-    }
-    /*
-     * The verdict by the clock (in grading, the judge's): on every GPU at
-     * once the job must gain at least a quarter (MIN_SHARE_OF_LINK_GAIN) of
-     * what the host links gain
-     * when all copy at once (the kit measures both here), judged where the
-     * links gain at least MIN_LINK_SCALING; and no row may take less than
-     * FLOOR_SHARE of the time its copies in need at the links' speed.
-     */
-    double one_floor_ms = link_gbs[0] > 0 ? 2.0 * h.bytes / (link_gbs[0] * 1e6) : 0.0;
-    double scaling_need = 1.0 + MIN_SHARE_OF_LINK_GAIN * (link_scaling - 1.0);
-    int long_copies = one_floor_ms >= MIN_SCALING_FLOOR_MS && 2.0 * h.bytes >= MIN_JUDGED_BYTES;
-    int scaling_judged = ngpus >= 2 && one && all && one->timed && all->timed && link_scaling >= MIN_LINK_SCALING &&
-                         long_copies;
-    if (ngpus >= 2 && !scaling_judged && !long_copies)
+    if (L->ngpus >= 2 && !L->scaling_judged && !L->long_copies)
         fprintf(stderr, "%s: note: the scaling is not judged: one GPU's copies in are %.1f MiB and take %.3f ms at "
                         "this size, too little against each operation's own cost (--size larger)\n", kit_program,
-                2.0 * h.bytes / 1048576.0, one_floor_ms);
-    if (scaling_judged && speedup_all < scaling_need) {
+                2.0 * L->h.bytes / 1048576.0, floor_ms(L, 1));
+    if (L->scaling_judged && L->speedup_all < L->scaling_need) {
         fprintf(stderr, "%s: %s: %.2fx one GPU, but the host links carry %.2fx at once, so at least %.2fx is "
                         "needed: do the GPUs work at the same time, each on its own share? (TODO(1) and "
-                        "TODO(2))\n", kit_program, all->name, speedup_all, link_scaling, scaling_need);
-        pass = 0;
+                        "TODO(2))\n", kit_program, L->all->name, L->speedup_all, L->link_scaling, L->scaling_need);
+        L->run.pass = 0;
     }
-    for (int i = 0; i < nrows; i++) {
-        const vec_row *v = &rows[i];
+    for (int i = 0; i < L->nvec; i++) {
+        const kit_row *r = &L->rows[i];
+        double f = floor_ms(L, L->info[i].gpus);
         /* Judged at the scaling's sizes only: in small copies each
          * operation's own cost is most of the time measured alone, and
          * streams overlap it (a PTX-only build on an H100, 33 elements: 2
          * streams took 0.171 ms against 0.567 ms measured alone). */
-        if (v->floor_ms > 0 && long_copies && v->row.timed &&
-            v->row.t.median_ms < FLOOR_SHARE * v->floor_ms) {
+        if (f > 0 && L->long_copies && r->timed && r->t.median_ms < FLOOR_SHARE * f) {
             fprintf(stderr, "%s: %s: %.3f ms, but its copies in alone take %.3f ms at the links' speed: the "
-                            "work cannot have been done in that time\n", kit_program, v->row.name,
-                    v->row.t.median_ms, v->floor_ms);
-            pass = 0;
+                            "work cannot have been done in that time\n", kit_program, r->name, r->t.median_ms, f);
+            L->run.pass = 0;
         }
     }
-    const char *link_words = ngpus < 2 ? "none (one GPU)"
-                             : !supported ? "no peer access: every copy between the GPUs goes through the host"
-                             : on_gbs > PCIE_X16_GBS ? "faster than any PCIe x16 link: a direct link (NVLink)"
-                             : "at PCIe speed: through PCIe (a switch, or the CPU)";
+    if (L->timeline.wrong)
+        L->run.pass = 0;
+}
 
-    FILE *csv = kit_csv_open(c.csv);
-    if (csv != stdout) {
-        printf("Lab 08: several GPUs\n");
-        for (int g = 0; g < ngpus; g++)
-            printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, PCI %s\n", g, dev[g].name,
-                   dev[g].cc_major, dev[g].cc_minor, dev[g].sms, dev[g].global_bytes / 1073741824.0, bus[g]);
-        kit_platform_banner(); /* WSL 2 says so; a Linux host prints nothing */
-        if (visible > ngpus)
-            printf("(this program sees %d GPUs and uses %d: --gpus)\n", visible, ngpus);
-        for (int g = 1; g < ngpus; g++)
-            if (strcmp(dev[g].name, dev[0].name)) {
-                printf("(the GPUs differ: with equal shares, all wait for the slowest)\n");
-                break;
-            }
-        printf("\nPart 1: C = A + B, %s unsigned ints (%.0f MiB per array) in pinned host memory, seed %llu\n",
-               kit_grouped(n), h.bytes / 1048576.0, c.seed);
-        printf("host links, copies in alone: ");
-        for (int g = 0; g < ngpus; g++)
-            printf("%sGPU %d %.1f GB/s", g ? ", " : "", g, link_gbs[g]);
-        if (ngpus > 1)
-            printf("; all at once %.1f GB/s (%.2fx one GPU)", link_all, link_scaling);
-        printf("\n\n%-28s %10s %9s %14s  %s\n", "version", "time (ms)", "vs 1 GPU", "copies in (ms)", "check");
-        for (int i = 0; i < nrows; i++) {
-            const vec_row *v = &rows[i];
-            const kit_row *base = v->streams == nstreams ? one : one_serial;
-            printf("%-28s", v->row.name);
-            print_time(&v->row);
-            if (v->row.timed && base && base->timed)
-                printf(" %8.2fx", base->t.median_ms / v->row.t.median_ms);
-            else
-                printf(" %9s", "-");
-            if (v->floor_ms > 0)
-                printf(" %14.3f", v->floor_ms);
-            else
-                printf(" %14s", "-");
-            printf("  %s\n", check_word(&v->row, v->judged_ok));
+/* Part 2's rows, in the order measured: with peer access on (only where
+ * GPUs 0 and 1 can reach each other), then off from STAGED_DRIVER on. */
+typedef struct {
+    const char *key, *name;
+    enum peer_what what;
+    double arrays; /* of --size its GB/s count: bytes copied (both ways for "both"); an add's A, B and C */
+} peer_case;
+
+static const peer_case peer_cases[] = {
+    {"peer-copy", "cudaMemcpyPeer GPU 0 -> 1, peer access on", COPY_AB, 1},
+    {"peer-copy-back", "cudaMemcpyPeer GPU 1 -> 0, peer access on", COPY_BA, 1},
+    {"peer-copy-both", "both at once, peer access on", COPY_BOTH, 2},
+    {"remote-add", "GPU 0 adds A, B of GPU 1's memory", REMOTE_ADD, 3},
+    {"local-add", "GPU 0 adds A, B of its own memory", LOCAL_ADD, 3},
+    {"staged-copy", "cudaMemcpyPeer GPU 0 -> 1, peer access off", STAGED_DRIVER, 1},
+    {"host-staged-copy", "GPU 0 -> host -> GPU 1, by the kit", STAGED_KIT, 1},
+};
+
+/* Part 2, with two GPUs or more: the student's set_peer_access between
+ * GPUs 0 and 1, on and off, and the copies and kernels between them. */
+static void part2_measure(lab *L)
+{
+    peer_t p;
+
+    L->peer_ok = 1;
+    if (L->ngpus >= 2) {
+        peer_setup(&p, &L->h, 0, 1);
+        L->peer_ok = peer_judged(0, 1, 1, L->supported, 0);
+        for (int i = 0; i < KIT_COUNT(peer_cases); i++) {
+            const peer_case *pc = &peer_cases[i];
+            kit_row *row = &L->rows[L->nvec + L->npeer];
+            row_info x = {2, 1, pc->arrays, 1};
+            if (pc->what <= REMOTE_ADD && !L->supported)
+                continue;
+            if (pc->what == STAGED_DRIVER)
+                L->peer_ok &= peer_judged(0, 1, 0, L->supported, 0);
+            L->info[L->nvec + L->npeer++] = x;
+            kit_row_name(row, pc->key, NULL, "%s", pc->name);
+            measure_peer(&p, pc->what, row, &L->peer_policy);
         }
-        printf("(copies in: A's and B's bytes at the links' speed measured above, the least the version can take)\n");
-        if (timeline.done)
-            printf("\ntimeline of %s, from your traced build: %d copies and kernels over %.3f ms, each GPU's\n"
-                   "clock on the host's within %.3f ms%s (--timeline %s; make report draws it)\n", timeline.version,
-                   timeline.nspans, timeline.run_ms, timeline.worst_uncertainty_ms,
-                   timeline.missed ? "; some copies not recorded" : "", timeline_path);
-        if (ngpus < 2) {
-            if (visible < 2)
-                printf("\nThe multi-GPU part needs two GPUs; this program sees %d. This run timed one GPU only:\n"
-                       "run it on a machine with two or more for the scaling and the peer-to-peer part.\n", visible);
-            else
-                printf("\nThe multi-GPU part needs two GPUs; --gpus 1 asked for one.\n");
-        } else {
-            printf("\nPart 2: GPUs 0 and 1, %.0f MiB per copy\n", h.bytes / 1048576.0);
-            printf("peer access (cudaDeviceCanAccessPeer: can the row's GPU reach the column's memory?)\n%8s", "");
-            for (int j = 0; j < ngpus; j++)
-                printf(" GPU %-3d", j);
-            printf("\n");
-            for (int i = 0; i < ngpus; i++) {
-                printf("GPU %-4d", i);
-                for (int j = 0; j < ngpus; j++)
-                    printf(" %-7s", i == j ? "-" : can[i][j] ? "yes" : "no");
-                printf("\n");
-            }
-            printf("\nthe topology as the CUDA runtime sees it (nvidia-smi topo -m says it in its own terms):\n");
-            for (int i = 0; i < ngpus; i++)
-                for (int j = 0; j < ngpus; j++) {
-                    int rank = 0, acc = 0, atom = 0;
-                    if (i == j)
-                        continue;
-                    KIT_CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j));
-                    KIT_CHECK(cudaDeviceGetP2PAttribute(&acc, cudaDevP2PAttrAccessSupported, i, j));
-                    KIT_CHECK(cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, i, j));
-                    printf("  GPU %d -> GPU %d: peer access %s, native atomics %s, performance rank %d\n", i, j,
-                           acc ? "supported" : "not supported", atom ? "yes" : "no", rank);
-                }
-            printf("  the link between GPUs 0 and 1: %s\n\n", link_words);
-            printf("%-44s %10s %9s  %s\n", "copy or kernel", "time (ms)", "GB/s", "check");
-            for (int i = 0; i < nprow; i++) {
-                printf("%-44s", prow[i].name);
-                print_time(&prow[i]);
-                if (prow[i].timed)
-                    printf(" %9.1f", bw[i]);
-                else
-                    printf(" %9s", "-");
-                printf("  %s\n", check_word(&prow[i], 1));
-            }
-            if (!supported)
-                printf("(GPUs 0 and 1 cannot reach each other: no row with peer access on)\n");
-            printf("(GB/s: bytes copied, both ways for \"both\"; for the adds, A and B read and C written)\n");
-        }
+        peer_teardown(&p);
+    }
+    kit_table t = {"copy or kernel", 44, L->rows + L->nvec, L->npeer, peer_columns, KIT_COUNT(peer_columns), L};
+    L->peer_table = t;
+}
+
+/* Part 2's row key: its GB/s, or (ms) its time; 0 where it was not timed. */
+static double peer_figure(const lab *L, const char *key, int ms)
+{
+    for (int i = L->nvec; i < L->nvec + L->npeer; i++) {
+        const kit_row *r = &L->rows[i];
+        if (r->timed && strcmp(r->key, key) == 0)
+            return ms ? r->t.median_ms : col_gbs(r, L);
+    }
+    return 0.0;
+}
+
+static void part2_print(lab *L)
+{
+    int ngpus = L->ngpus;
+    double on_gbs = peer_figure(L, "peer-copy", 0);
+
+    if (ngpus < 2) {
+        if (L->visible < 2)
+            printf("\nThe multi-GPU part needs two GPUs; this program sees %d. This run timed one GPU only:\n"
+                   "run it on a machine with two or more for the scaling and the peer-to-peer part.\n\n", L->visible);
+        else
+            printf("\nThe multi-GPU part needs two GPUs; --gpus 1 asked for one.\n\n");
+        return;
+    }
+    printf("\nPart 2: GPUs 0 and 1, %.0f MiB per copy\n", L->h.bytes / 1048576.0);
+    printf("peer access (cudaDeviceCanAccessPeer: can the row's GPU reach the column's memory?)\n%8s", "");
+    for (int j = 0; j < ngpus; j++)
+        printf(" GPU %-3d", j);
+    printf("\n");
+    for (int i = 0; i < ngpus; i++) {
+        printf("GPU %-4d", i);
+        for (int j = 0; j < ngpus; j++)
+            printf(" %-7s", i == j ? "-" : L->pair[i][j].can ? "yes" : "no");
         printf("\n");
     }
-    if (csv) {
-        fprintf(csv, "gpu,size,seed,part,version,gpus,streams,time_ms,gbs,correct\n");
-        for (int i = 0; i < nrows; i++) {
-            kit_csv_prefix(csv, &dev[0], n, c.seed);
-            fprintf(csv, "1,\"%s\",%d,%d,%.6f,%.3f,%d\n", rows[i].row.name, rows[i].gpus, rows[i].streams,
-                    rows[i].row.timed ? rows[i].row.t.median_ms : 0.0,
-                    rows[i].row.timed ? gbs(3.0 * h.bytes, rows[i].row.t.median_ms) : 0.0,
-                    rows[i].row.wrong == 0 && rows[i].judged_ok);
-        }
-        for (int i = 0; i < nprow; i++) {
-            kit_csv_prefix(csv, &dev[0], n, c.seed);
-            fprintf(csv, "2,\"%s\",2,1,%.6f,%.3f,%d\n", prow[i].name, prow[i].timed ? prow[i].t.median_ms : 0.0,
-                    bw[i], prow[i].wrong == 0);
-        }
-        kit_csv_close(csv);
-    }
+    printf("\nthe topology as the CUDA runtime sees it (nvidia-smi topo -m says it in its own terms):\n");
+    for (int i = 0; i < ngpus; i++)
+        for (int j = 0; j < ngpus; j++)
+            if (i != j)
+                printf("  GPU %d -> GPU %d: peer access %s, native atomics %s, performance rank %d\n", i, j,
+                       L->pair[i][j].access ? "supported" : "not supported", L->pair[i][j].atomics ? "yes" : "no",
+                       L->pair[i][j].rank);
+    printf("  the link between GPUs 0 and 1: %s\n\n",
+           !L->supported ? "no peer access: every copy between the GPUs goes through the host"
+           : on_gbs > PCIE_X16_GBS ? "faster than any PCIe x16 link: a direct link (NVLink)"
+           : "at PCIe speed: through PCIe (a switch, or the CPU)");
+    kit_table_print(&L->peer_table);
+    if (!L->supported)
+        printf("(GPUs 0 and 1 cannot reach each other: no row with peer access on)\n");
+    printf("(GB/s: bytes copied, both ways for \"both\"; for the adds, A and B read and C written)\n");
+    printf("\n");
+}
 
-    if (timeline_path && timeline.done)
-        write_timeline(timeline_path, &timeline);
+static void part2_csv(lab *L, FILE *f) { table_csv(f, &L->peer_table, L, 2, 0); }
 
-    /* The facts, one per line, for tests and graders. */
-    kit_kv("lab", "08-multi-gpu");
-    kit_kv_device(&dev[0]);
-    kit_kv("gpus-visible", "%d", visible);
-    kit_kv("gpus", "%d", ngpus);
-    for (int g = 0; g < ngpus; g++) {
-        char key[32];
-        snprintf(key, sizeof key, "device-%d", g);
-        kit_kv(key, "%s", dev[g].name);
-        snprintf(key, sizeof key, "pci-bus-id-%d", g);
-        kit_kv(key, "%s", bus[g]);
-    }
-    kit_kv("size", "%llu", n);
-    kit_kv("streams", "%d", nstreams);
-    kit_kv("seed", "%llu", c.seed);
-    kit_kv("pinned-host-bytes", "%zu", 3 * h.bytes);
-    for (int g = 0; g < ngpus; g++) {
-        char key[32];
-        snprintf(key, sizeof key, "h2d-gbs-gpu-%d", g);
-        kit_kv(key, "%.1f", link_gbs[g]);
-    }
-    if (ngpus > 1) {
-        kit_kv("h2d-gbs-all-gpus", "%.1f", link_all);
-        kit_kv("host-link-scaling", "%.2f", link_scaling);
-    }
-    for (int i = 0; i < nrows; i++)
-        kit_row_kv(&rows[i].row);
-    for (int i = 0; i < nrows; i++) {
-        const kit_row *base = rows[i].streams == nstreams ? one : one_serial;
-        char key[48];
-        if (rows[i].gpus == 1 || !rows[i].row.timed || !base || !base->timed)
-            continue;
-        snprintf(key, sizeof key, "speedup-%s", rows[i].row.key);
-        kit_kv(key, "%.2f", base->t.median_ms / rows[i].row.t.median_ms);
-    }
-    if (all && all->timed) { /* the graded time, with its row's checks */
-        kit_kv("time-all-gpus-ms", "%.4f", all->t.median_ms);
-        kit_kv("wrong-elements-all-gpus", "%lld", all->wrong);
-        kit_kv("bad-timed-runs-all-gpus", "%d", all->t.bad_runs);
-    }
-    kit_kv("speedup-all-gpus", "%.2f", speedup_all);
-    if (ngpus >= 2) {
-        kit_kv("speedup-all-gpus-needed", "%.2f", scaling_need);
-        kit_kv("scaling-judged", "%s", scaling_judged ? "yes" : "no");
-    }
-    if (speedup_serial > 0)
-        kit_kv("speedup-all-gpus-streams-1", "%.2f", speedup_serial);
-    if (speedup_streams > 0)
-        kit_kv("speedup-streams-1-gpu", "%.2f", speedup_streams);
-    kit_kv("multi-gpu", "%s (%s)", multi, multi_why);
-    if (timeline.done) {
-        kit_kv("timeline-version", "%s", timeline.version);
-        kit_kv("timeline-gpus", "%d", timeline.ngpus);
-        kit_kv("timeline-streams", "%d", timeline.nstreams);
-        kit_kv("timeline-spans", "%d", timeline.nspans);
-        kit_kv("timeline-kernels", "%d", timeline.launches_seen);
-        kit_kv("timeline-copies-missed", "%lld", timeline.missed);
-        kit_kv("timeline-ms", "%.4f", timeline.run_ms);
-        kit_kv("timeline-uncertainty-ms", "%.4f", timeline.worst_uncertainty_ms);
-        for (int g = 0; g < timeline.ngpus; g++) {
-            char key[48];
-            snprintf(key, sizeof key, "timeline-uncertainty-ms-gpu-%d", g);
-            kit_kv(key, "%.4f", timeline.uncertainty_ms[g]);
+static void part2_kv(lab *L)
+{
+    double on_gbs = peer_figure(L, "peer-copy", 0), staged_gbs = peer_figure(L, "staged-copy", 0);
+    double kit_staged_gbs = peer_figure(L, "host-staged-copy", 0);
+    double remote_ms = peer_figure(L, "remote-add", 1), local_ms = peer_figure(L, "local-add", 1);
+    char key[48];
+
+    if (L->ngpus < 2)
+        return;
+    for (int i = 0; i < L->ngpus; i++)
+        for (int j = 0; j < L->ngpus; j++) {
+            if (i == j)
+                continue;
+            snprintf(key, sizeof key, "peer-access-%d-%d", i, j);
+            kit_kv(key, "%d", L->pair[i][j].can);
+            snprintf(key, sizeof key, "p2p-performance-rank-%d-%d", i, j);
+            kit_kv(key, "%d", L->pair[i][j].rank);
+            snprintf(key, sizeof key, "p2p-native-atomics-%d-%d", i, j);
+            kit_kv(key, "%d", L->pair[i][j].atomics);
         }
-        kit_kv("wrong-elements-timeline", "%lld", timeline.wrong);
-    } else if (timeline_path) {
-        fprintf(stderr, "%s: --timeline %s: not written: the version on every GPU was not set up (above)\n",
-                kit_program, timeline_path);
-    }
-    if (timeline.wrong)
-        pass = 0;
-    if (ngpus >= 2) {
-        for (int i = 0; i < ngpus; i++)
-            for (int j = 0; j < ngpus; j++) {
-                char key[48];
-                int rank = 0, atom = 0;
-                if (i == j)
-                    continue;
-                KIT_CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j));
-                KIT_CHECK(cudaDeviceGetP2PAttribute(&atom, cudaDevP2PAttrNativeAtomicSupported, i, j));
-                snprintf(key, sizeof key, "peer-access-%d-%d", i, j);
-                kit_kv(key, "%d", can[i][j]);
-                snprintf(key, sizeof key, "p2p-performance-rank-%d-%d", i, j);
-                kit_kv(key, "%d", rank);
-                snprintf(key, sizeof key, "p2p-native-atomics-%d-%d", i, j);
-                kit_kv(key, "%d", atom);
-            }
-        kit_kv("peer-access", supported ? "supported" : "not supported");
-        for (int i = 0; i < nprow; i++) {
-            char key[48];
-            kit_row_kv(&prow[i]);
-            snprintf(key, sizeof key, "bandwidth-%s-gbs", prow[i].key);
-            kit_kv(key, "%.1f", bw[i]);
-        }
-        if (on_gbs > 0 && staged_gbs > 0)
-            kit_kv("peer-over-staged", "%.2f", on_gbs / staged_gbs);
-        if (kit_staged_gbs > 0 && staged_gbs > 0)
-            kit_kv("staged-driver-over-kit", "%.2f", staged_gbs / kit_staged_gbs);
-        if (remote_ms > 0 && local_ms > 0)
-            kit_kv("remote-add-over-local", "%.2f", remote_ms / local_ms);
-        kit_kv("peer-link", "%s", !supported ? "none" : on_gbs > PCIE_X16_GBS ? "nvlink-class" : "pcie-class");
-        kit_kv("peer-access-checked", "%s", peer_ok ? "yes" : "no");
-    }
-    if (ngpus >= 2)
+    kit_kv("peer-access", L->supported ? "supported" : "not supported");
+    kit_table_kv(&L->peer_table);
+    if (on_gbs > 0 && staged_gbs > 0)
+        kit_kv("peer-over-staged", "%.2f", on_gbs / staged_gbs);
+    if (kit_staged_gbs > 0 && staged_gbs > 0)
+        kit_kv("staged-driver-over-kit", "%.2f", staged_gbs / kit_staged_gbs);
+    if (remote_ms > 0 && local_ms > 0)
+        kit_kv("remote-add-over-local", "%.2f", remote_ms / local_ms);
+    kit_kv("peer-link", "%s", !L->supported ? "none" : on_gbs > PCIE_X16_GBS ? "nvlink-class" : "pcie-class");
+    kit_kv("peer-access-checked", "%s", L->peer_ok ? "yes" : "no");
+}
+
+/* set_peer_access right, on and off; every copy and kernel right in every run. */
+static void part2_verdict(lab *L)
+{
+    if (!L->peer_ok)
+        L->run.pass = 0;
+    for (int i = L->nvec; i < L->nvec + L->npeer; i++)
+        if (!kit_row_ok(&L->rows[i], L->n))
+            L->run.pass = 0;
+}
+
+/*
+ * Last, after the student's last call (part 2): every GPU idle, and the
+ * host links timed again with the student's process gone (grading), on
+ * which part 1's bar and floors rest; then what part 1 comes to.
+ */
+static void links_again(lab *L)
+{
+    sync_gpus(L->ngpus);
+    if (student_done(&L->h))
+        L->link_all = measure_links(&L->h, L->ngpus, L->link_gbs, &L->run.policy);
+    /* Against one GPU with as many streams (with --streams 1, one and the same). */
+    const kit_row *one = version(L, 1, L->nstreams), *one_serial = version(L, 1, 1);
+    L->all = version(L, L->ngpus, L->nstreams);
+    L->speedup_all = speedup(one, L->all);
+    L->speedup_serial = speedup(one_serial, version(L, L->ngpus, 1));
+    L->speedup_streams = speedup(one_serial, one);
+    L->link_scaling = L->ngpus > 1 && L->link_gbs[0] > 0 ? L->link_all / L->link_gbs[0] : 1.0;
+    L->scaling_need = 1.0 + MIN_SHARE_OF_LINK_GAIN * (L->link_scaling - 1.0);
+    L->long_copies = floor_ms(L, 1) >= MIN_SCALING_FLOOR_MS && 2.0 * L->h.bytes >= MIN_JUDGED_BYTES;
+    L->scaling_judged = L->ngpus >= 2 && one && L->all && one->timed && L->all->timed &&
+                        L->link_scaling >= MIN_LINK_SCALING && L->long_copies;
+}
+
+static void summary(lab *L)
+{
+    if (L->ngpus >= 2)
         kit_kv("summary", "%d GPUs %.2fx one GPU with %d streams each (%.2fx with one), copies included, at %s "
                           "elements; host links %.2fx; GPU 0 -> 1: %.0f GB/s with peer access, %.0f GB/s staged "
-                          "through the host", ngpus, speedup_all, nstreams, speedup_serial, kit_grouped(n),
-               link_scaling, on_gbs, staged_gbs);
+                          "through the host", L->ngpus, L->speedup_all, L->nstreams, L->speedup_serial,
+               kit_grouped(L->n), L->link_scaling, peer_figure(L, "peer-copy", 0), peer_figure(L, "staged-copy", 0));
     else
         kit_kv("summary", "1 GPU: %d streams %.2fx one stream at %s elements; the multi-GPU part needs two GPUs",
-               nstreams, speedup_streams, kit_grouped(n));
+               L->nstreams, L->speedup_streams, kit_grouped(L->n));
     kit_kv("course-k40", "no figure: the slides show the code for two GPUs (cudaSetDevice, then streams on each) "
                          "and for peer copies, without timings");
+}
 
-    free(timeline.spans);
-    host_teardown(&h);
-    return kit_finish(pass);
+static void teardown(lab *L) { host_teardown(&L->h); }
+
+static const kit_part parts[] = {
+    {part1_measure, part1_print, part1_csv, part1_kv, part1_verdict},
+    {part2_measure, part2_print, part2_csv, part2_kv, part2_verdict},
+    /* Part 1's figures: measured last, as they rest on the links without the student's process. */
+    {links_again, NULL, NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    static lab L;
+    kit_common *c = &L.run.c;
+    kit_option opts[] = {
+        {"--size", KIT_OPT_SIZE, &c->size, "N",
+         "elements per array (default: 67,108,864, less where a GPU has less memory)", KIT_MIN_SIZE,
+         KIT_MAX_SIZE, NULL},
+        {"--gpus", KIT_OPT_INT, &L.ngpus_opt, "G", "use GPUs 0 to G-1 (default: every GPU this program sees)", 1,
+         KIT_MAX_GPUS, NULL},
+        {"--streams", KIT_OPT_INT, &L.nstreams, "S", "streams (chunks) per GPU (default: 4)", 1, KIT_MAX_STREAMS,
+         NULL},
+        {"--reps", KIT_OPT_INT, &c->reps, "R",
+         "timed runs of each version (default: until the median is steady); the median is reported", 1, 1000,
+         NULL},
+        {"--seed", KIT_OPT_U64, &c->seed, "S", "random seed (default: a fresh one, printed)", 0, 0, &c->seed_given},
+        KIT_FOCUS_OPTION,
+        {"--csv", KIT_OPT_STRING, &c->csv, "FILE", "also write the tables as CSV ('-': stdout)", 0, 0, NULL},
+        {"--timeline", KIT_OPT_STRING, &L.timeline_path, "FILE",
+         "trace one run more of the version on every GPU and write when each copy and kernel ran as CSV "
+         "(gpu, operation, stream, start and end in ms, version)", 0, 0, NULL},
+        {"--selftest", KIT_OPT_FLAG, &L.selftest, NULL,
+         "run the kit's own wrong versions through the checks instead (for the kit's tests)", 0, 0, NULL},
+    };
+    const kit_lab lab08 = {
+        "08-multi-gpu",
+        "Lab 08: several GPUs",
+        "Lab 08: several GPUs. Spreads the course's vector addition over every GPU\n"
+        "(cudaSetDevice, streams on each GPU, pinned host memory) and times it against\n"
+        "one GPU; then, with two GPUs or more, peer-to-peer access between GPUs 0 and 1:\n"
+        "which GPUs can reach which, copies with peer access on and off, and a kernel\n"
+        "reading the other GPU's memory. Checks every result.",
+        opts, KIT_COUNT(opts), prepare, setup, heading, facts, summary, teardown, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    L.nstreams = DEFAULT_STREAMS;
+    return kit_lab_main(&lab08, &L, &L.run, argc, argv);
 }

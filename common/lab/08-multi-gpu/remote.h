@@ -90,6 +90,15 @@ static struct {
     trace_op op[MAX_TRACE];
 } trace;
 
+/* The job's index of GPU device; -1: none of the job's GPUs. */
+static int job_index(int device)
+{
+    for (int g = 0; g < trace.job->ngpus; g++)
+        if (trace.job->gpu[g].device == device)
+            return g;
+    return -1;
+}
+
 /* The job's GPU whose memory p is: its index; -1 host memory; -2 anything else. */
 static int job_gpu_of(const void *p)
 {
@@ -101,12 +110,7 @@ static int job_gpu_of(const void *p)
     }
     if (at.type == cudaMemoryTypeHost || at.type == cudaMemoryTypeUnregistered)
         return -1;
-    if (at.type != cudaMemoryTypeDevice)
-        return -2;
-    for (int g = 0; g < trace.job->ngpus; g++)
-        if (trace.job->gpu[g].device == at.device)
-            return g;
-    return -2;
+    return at.type == cudaMemoryTypeDevice && job_index(at.device) >= 0 ? job_index(at.device) : -2;
 }
 
 static void stream_owner(cudaStream_t s, int *gpu, int *slot)
@@ -167,136 +171,36 @@ static void note_copy(void *dst, const void *src, size_t bytes, cudaStream_t str
 /* Copies recorded per GPU: a chunk's three, for every stream, and room to spare. */
 #define TL_COPIES (3 * KIT_MAX_STREAMS + 32)
 
-typedef struct {
-    int gpu, slot;       /* the GPU whose stream it is, and which of its streams (-1: not the job's) */
-    int op;              /* KIT_OP_... */
-    cudaStream_t stream;
-    int recorded;        /* both events are in the stream */
-    cudaEvent_t start, end;
-} tl_copy;
-
-static struct {
-    int on;
-    int ngpus;
-    int used[KIT_MAX_GPUS];         /* records of each GPU's events taken */
-    cudaEvent_t ev[KIT_MAX_GPUS][2 * TL_COPIES];
-    int n;                          /* copies, in the order queued */
-    long long missed;
-    tl_copy copy[KIT_MAX_GPUS * TL_COPIES];
-} tl_rec;
-
-/* Makes the events of the job's GPUs (the current GPU stays as it was). */
-static void tl_setup(const struct multi_gpu *m)
+/* The GPU a copy's events must be of (kit_copy_trace_next_on): its stream's
+ * where that is one of the job's, else (the default stream, or one not of
+ * the job) the current GPU where that is one of the job's; -1 where none
+ * is (not recorded), or no timeline is recorded now. */
+static int copy_device(cudaStream_t stream)
 {
-    int was = 0;
-    memset(&tl_rec, 0, sizeof tl_rec);
-    tl_rec.ngpus = m->ngpus;
-    KIT_CHECK(cudaGetDevice(&was));
-    for (int g = 0; g < m->ngpus; g++) {
-        KIT_CHECK(cudaSetDevice(m->gpu[g].device));
-        for (int i = 0; i < 2 * TL_COPIES; i++)
-            KIT_CHECK(cudaEventCreate(&tl_rec.ev[g][i]));
-    }
-    KIT_CHECK(cudaSetDevice(was));
-}
-
-static void tl_free(void)
-{
-    for (int g = 0; g < tl_rec.ngpus; g++)
-        for (int i = 0; i < 2 * TL_COPIES; i++)
-            KIT_CHECK(cudaEventDestroy(tl_rec.ev[g][i]));
-    memset(&tl_rec, 0, sizeof tl_rec);
-}
-
-/* Records e in stream s, with the GPU whose stream it is current (an
- * event goes only into a stream of its own GPU); 1 where it is there. A
- * stream the runtime refuses makes the copy fail too: that error, not the
- * event's, is the one the student's code must see. */
-static int tl_record(cudaEvent_t e, cudaStream_t s, int gpu)
-{
-    int was = 0, dev = trace.job->gpu[gpu].device, ok;
-    if (cudaGetDevice(&was) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    if (was != dev && cudaSetDevice(dev) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    ok = cudaEventRecord(e, s) == cudaSuccess;
-    if (!ok)
-        cudaGetLastError();
-    if (was != dev)
-        KIT_CHECK(cudaSetDevice(was));
-    return ok;
-}
-
-/* The record of the next copy, its start event in its stream; NULL when
- * none is wanted or there is no room. */
-static tl_copy *tl_copy_begin(void *dst, const void *src, cudaStream_t stream)
-{
-    int gpu, slot, dg, sg;
-    tl_copy *c;
-
-    if (!tl_rec.on)
-        return NULL;
+    int gpu, slot, dev = -1;
+    if (!kit_copy_trace_now.on)
+        return -1;
     stream_owner(stream, &gpu, &slot);
-    if (gpu < 0) {
-        /* The default stream, or one not of the job: the current GPU's. */
-        int dev = -1;
-        if (cudaGetDevice(&dev) != cudaSuccess)
-            cudaGetLastError();
-        for (int g = 0; g < trace.job->ngpus; g++)
-            if (trace.job->gpu[g].device == dev)
-                gpu = g;
-    }
-    if (gpu < 0 || tl_rec.used[gpu] + 2 > 2 * TL_COPIES || tl_rec.n == KIT_MAX_GPUS * TL_COPIES) {
-        tl_rec.missed++;
-        return NULL;
-    }
-    c = &tl_rec.copy[tl_rec.n++];
-    memset(c, 0, sizeof *c);
-    c->gpu = gpu;
-    c->slot = slot;
-    c->stream = stream;
-    dg = job_gpu_of(dst);
-    sg = job_gpu_of(src);
-    c->op = dg >= 0 && sg == -1 ? KIT_OP_H2D : sg >= 0 && dg == -1 ? KIT_OP_D2H : KIT_OP_OTHER;
-    c->start = tl_rec.ev[gpu][tl_rec.used[gpu]++];
-    c->end = tl_rec.ev[gpu][tl_rec.used[gpu]++];
-    c->recorded = tl_record(c->start, stream, gpu);
-    return c;
-}
-
-static void tl_copy_end(tl_copy *c)
-{
-    if (c && c->recorded)
-        c->recorded = tl_record(c->end, c->stream, c->gpu);
+    if (gpu >= 0)
+        return trace.job->gpu[gpu].device;
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        cudaGetLastError();
+    return job_index(dev) >= 0 ? dev : -1;
 }
 
 cudaError_t kit_mgpu_traced_memcpy_async(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                                          cudaStream_t stream)
 {
-    tl_copy *c;
-    cudaError_t e;
     if (trace.on)
         note_copy(dst, src, bytes, stream, 0);
-    c = tl_copy_begin(dst, src, stream);
-    e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
-    tl_copy_end(c);
-    return e;
+    return kit_traced_memcpy_async_on(copy_device(stream), dst, src, bytes, kind, stream);
 }
 
 cudaError_t kit_mgpu_traced_memcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
 {
-    tl_copy *c;
-    cudaError_t e;
     if (trace.on)
         note_copy(dst, src, bytes, 0, 1);
-    c = tl_copy_begin(dst, src, 0);
-    e = cudaMemcpy(dst, src, bytes, kind);
-    tl_copy_end(c);
-    return e;
+    return kit_traced_memcpy_on(copy_device(0), dst, src, bytes, kind);
 }
 
 cudaError_t kit_mgpu_traced_stream_synchronize(cudaStream_t stream)
@@ -315,9 +219,7 @@ cudaError_t kit_mgpu_traced_device_synchronize(void)
     trace_op *op = trace.on ? trace_next(OP_WAIT, "cudaDeviceSynchronize") : NULL;
     int dev = -1;
     if (op && cudaGetDevice(&dev) == cudaSuccess)
-        for (int g = 0; g < trace.job->ngpus; g++)
-            if (trace.job->gpu[g].device == dev)
-                op->gpu = g;
+        op->gpu = job_index(dev);
     return cudaDeviceSynchronize();
 }
 
@@ -645,20 +547,6 @@ static void lab08_close(void)
     memset(m, 0, sizeof *m);
 }
 
-/* Whether GPU x can now reach GPU y's memory: the kit asks the driver to
- * turn it on (off) and hears "already so", or else has just done it. */
-static int access_is(int x, int y, int on)
-{
-    cudaError_t e;
-    KIT_CHECK(cudaSetDevice(x));
-    e = on ? cudaDeviceEnablePeerAccess(y, 0) : cudaDeviceDisablePeerAccess(y);
-    cudaGetLastError();
-    if (e == (on ? cudaErrorPeerAccessAlreadyEnabled : cudaErrorPeerAccessNotEnabled))
-        return 1;
-    KIT_CHECK(e);
-    return 0;
-}
-
 /*
  * Judges impl->peer(a, b, on), called twice as the lab says it may be:
  * its answer, the errors it leaves, and the access it leaves (which the
@@ -802,13 +690,12 @@ static void job_run(int traced, struct lab08_out *out, double *called, double *r
         trace.n = trace.overflow = 0;
         trace.job = m;
         trace.on = 1;
-        tl_rec.on = called != NULL;
         if (called)
             *called = kit_event_clock_host_ms();
         lab08.impl->add_traced(m);
         if (returned)
             *returned = kit_event_clock_host_ms();
-        tl_rec.on = 0;
+        kit_copy_trace_stop(); /* lab08_timeline's: its copies are those of gpus_add */
         trace.on = 0;
     } else {
         lab08.impl->add(m);
@@ -837,16 +724,27 @@ static void job_run(int traced, struct lab08_out *out, double *called, double *r
 
 static void lab08_run(int traced, struct lab08_out *out) { job_run(traced, out, NULL, NULL); }
 
-static void tl_span(struct lab08_timeline_out *out, const tl_copy *c, int op, double start, double end)
+/* What a recorded copy moved for the job: KIT_OP_H2D, KIT_OP_D2H or KIT_OP_OTHER. */
+static int copy_op(const kit_copy_record *c)
+{
+    int dg = job_gpu_of(c->dst), sg = job_gpu_of(c->src);
+    return dg >= 0 && sg == -1 ? KIT_OP_H2D : sg >= 0 && dg == -1 ? KIT_OP_D2H : KIT_OP_OTHER;
+}
+
+/* A span in c's stream: the job's GPU whose stream it is, and which of that
+ * GPU's streams (-1: not the job's). */
+static void tl_span(struct lab08_timeline_out *out, const kit_copy_record *c, int op, double start, double end)
 {
     struct lab08_span *x;
+    int owner, slot;
     if (out->nspans == LAB08_MAX_SPANS) {
         out->missed++;
         return;
     }
+    stream_owner(c->stream, &owner, &slot);
     x = &out->spans[out->nspans++];
-    x->gpu = (short)c->gpu;
-    x->stream = (short)c->slot;
+    x->gpu = (short)job_index(c->device);
+    x->stream = (short)slot;
     x->op = op;
     x->start_ms = start;
     x->end_ms = end;
@@ -854,20 +752,25 @@ static void tl_span(struct lab08_timeline_out *out, const tl_copy *c, int op, do
 
 /*
  * --timeline: one run of the traced build (judged as lab08_run judges it,
- * out->run) with every copy recorded (tl_copy_begin), and its spans in
- * out, on the host's clock from the call of gpus_add. Each stream's
- * kernel is its time between a copy in and a copy out that follows it
- * there: the launches are the student's own, which the kit does not see.
- * Every GPU idle before (the harness's lab08_poison) and after.
+ * out->run) with every copy recorded (kit_copy_trace_start_gpus: each
+ * copy's events of its stream's GPU), and its spans in out, on the host's
+ * clock from the call of gpus_add. Each stream's kernel is its time
+ * between a copy in and a copy out that follows it there: the launches are
+ * the student's own, which the kit does not see. Every GPU idle before
+ * (the harness's lab08_poison) and after.
  */
 static void lab08_timeline(struct lab08_timeline_out *out)
 {
     const struct multi_gpu *m = &lab08.job;
+    const kit_copy_trace *ct = &kit_copy_trace_now;
     kit_event_clock clock[KIT_MAX_GPUS];
+    int devices[KIT_MAX_GPUS];
     double called = 0.0, returned = 0.0;
 
     memset(out, 0, sizeof *out);
-    tl_setup(m);
+    for (int g = 0; g < m->ngpus; g++)
+        devices[g] = m->gpu[g].device;
+    kit_copy_trace_start_gpus(devices, m->ngpus, TL_COPIES);
     for (int g = 0; g < m->ngpus; g++)
         kit_event_clock_begin(&clock[g], m->gpu[g].device);
     job_run(1, &out->run, &called, &returned);
@@ -876,34 +779,36 @@ static void lab08_timeline(struct lab08_timeline_out *out)
         out->uncertainty_ms[g] = clock[g].uncertainty_ms;
     }
     out->run_ms = returned - called;
-    out->missed = tl_rec.missed;
-    for (int i = 0; i < tl_rec.n; i++) {
-        const tl_copy *c = &tl_rec.copy[i];
+    out->missed = ct->missed;
+    for (int i = 0; i < ct->count; i++) {
+        const kit_copy_record *c = &ct->rec[i];
+        const kit_event_clock *k = &clock[job_index(c->device)];
         if (!c->recorded) {
             out->missed++;
             continue;
         }
-        tl_span(out, c, c->op, kit_event_clock_ms(&clock[c->gpu], c->start) - called,
-                kit_event_clock_ms(&clock[c->gpu], c->end) - called);
+        tl_span(out, c, copy_op(c), kit_event_clock_ms(k, c->start) - called,
+                kit_event_clock_ms(k, c->end) - called);
     }
-    for (int i = 0; i < tl_rec.n; i++) {
-        const tl_copy *c = &tl_rec.copy[i], *before = NULL;
+    for (int i = 0; i < ct->count; i++) {
+        const kit_copy_record *c = &ct->rec[i], *before = NULL;
+        const kit_event_clock *k = &clock[job_index(c->device)];
         double start, end;
-        if (!c->recorded || c->op != KIT_OP_D2H)
+        if (!c->recorded || copy_op(c) != KIT_OP_D2H)
             continue;
         for (int j = i - 1; j >= 0 && !before; j--)
-            if (tl_rec.copy[j].stream == c->stream && tl_rec.copy[j].gpu == c->gpu)
-                before = &tl_rec.copy[j];
-        if (!before || !before->recorded || before->op != KIT_OP_H2D)
+            if (ct->rec[j].stream == c->stream && ct->rec[j].device == c->device)
+                before = &ct->rec[j];
+        if (!before || !before->recorded || copy_op(before) != KIT_OP_H2D)
             continue;
-        start = kit_event_clock_ms(&clock[c->gpu], before->end) - called;
-        end = kit_event_clock_ms(&clock[c->gpu], c->start) - called;
+        start = kit_event_clock_ms(k, before->end) - called;
+        end = kit_event_clock_ms(k, c->start) - called;
         if (end > start)
             tl_span(out, c, KIT_OP_KERNEL, start, end);
     }
     for (int g = 0; g < m->ngpus; g++)
         kit_event_clock_destroy(&clock[g]);
-    tl_free();
+    kit_copy_trace_free();
 }
 
 /* set_peer_access(a, b, on) judged (judge_peer; the kit's own where kit is 1). */

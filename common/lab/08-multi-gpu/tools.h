@@ -37,6 +37,20 @@ static inline void sync_gpus(int n)
     }
 }
 
+/* Whether GPU x can now reach GPU y's memory: the kit asks the driver to
+ * turn it on (off) and hears "already so", or else has just done it. */
+static inline int access_is(int x, int y, int on)
+{
+    cudaError_t e;
+    KIT_CHECK(cudaSetDevice(x));
+    e = on ? cudaDeviceEnablePeerAccess(y, 0) : cudaDeviceDisablePeerAccess(y);
+    cudaGetLastError();
+    if (e == (on ? cudaErrorPeerAccessAlreadyEnabled : cudaErrorPeerAccessNotEnabled))
+        return 1;
+    KIT_CHECK(e);
+    return 0;
+}
+
 /* The kit's own versions, right or with one flaw each (--selftest). */
 enum flaw {
     RIGHT,
