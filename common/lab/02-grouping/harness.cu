@@ -27,8 +27,13 @@
 #include "kit_report.h"
 #include "kit_rng.h"
 #include "kit_row.h"
+#include "kit_table.h"
 #include "kit_timing.h"
 #include "kit_vecadd.h"
+
+typedef struct lab lab; /* the lab's state, below */
+#define KIT_LAB_STATE lab
+#include "kit_lab.h"
 
 #include "contract.h"
 #include "kit_student.h"
@@ -139,11 +144,7 @@ static void run_poison(void *p) { kit_vecadd_poison(((run_t *)p)->v); }
 static void run_keep(void *p) { kit_vecadd_keep(((run_t *)p)->v); }
 static long long run_compare(void *p) { return kit_vecadd_compare(((run_t *)p)->v); }
 
-static unsigned long long own_index(unsigned long long i, const void *ctx)
-{
-    (void)ctx;
-    return i;
-}
+static unsigned long long own_index(unsigned long long i, const void *) { return i; }
 
 static long long run_verify(void *p, const kit_row *row)
 {
@@ -159,13 +160,6 @@ static long long run_check(void *p)
 {
     run_t *r = (run_t *)p;
     return kit_vecadd_check_device(r->v, r->kind == COALESCED ? KIT_INDEX_OWN : KIT_INDEX_RECORDED, 0);
-}
-
-static void measure(run_t *r, kit_row *row, const kit_policy *policy)
-{
-    kit_row_work w = {r,       run_counted, run_timed, run_poison, run_verify, run_keep, run_compare,
-                      run_refresh, run_check, run_restore};
-    kit_row_measure(row, &w, policy);
 }
 
 static struct grouping grouping_for(unsigned int n, unsigned int segments_per_group)
@@ -325,7 +319,179 @@ static int check_prediction(struct l1_facts here, unsigned int predicted)
     return 0;
 }
 
-/* ---- the report ----------------------------------------------------------------- */
+/* ---- the lab, declared once (kit_lab.h) ------------------------------------------- */
+
+/* The sweep's rows, in one array: the kit's two kernels, then G = 1, 2, 4,
+ * ... (or the one G asked for). */
+enum { FULL, NON, FIRST_G };
+
+struct lab {
+    kit_run run;
+    int iterations, only_g, all;
+    unsigned int n, max_g, predicted, largest_fast, skipped_from;
+    struct l1_facts l1; /* what the prediction of TODO(2) may use */
+    kit_vecadd v;
+    kit_row rows[FIRST_G + MAX_ROWS];
+    int ng; /* rows of G; from skipped_from on, none */
+    /* Beside each row: its G; the segments per request 32 random lanes
+     * touch, G(1 - (1 - 1/G)^32); the share of the array one warp can read;
+     * the share of groups some warp picked (0: the grouping is wrong). */
+    unsigned int gs[FIRST_G + MAX_ROWS];
+    double expect[FIRST_G + MAX_ROWS], reach[FIRST_G + MAX_ROWS], coverage[FIRST_G + MAX_ROWS];
+    double t_full, t_non, g1_vs_full;
+    int arithmetic_bound;
+    kit_table sweep; /* the rows of G */
+};
+
+/* The sweep's table, declared once: what each column shows in the table,
+ * the CSV and the key: value lines (kit_table.h). The table for people
+ * also has a line for each of the kit's kernels, around the rows of G,
+ * blank in a column the kernel has no use for (coalesced against itself). */
+static const lab *lab_of(const void *x) { return (const lab *)x; }
+static int index_of(const kit_row *r, const void *x) { return (int)(r - lab_of(x)->rows); }
+static int is_g(const kit_row *r, const void *x) { return index_of(r, x) >= FIRST_G; }
+static int not_full(const kit_row *r, const void *x) { return index_of(r, x) != FULL; }
+
+/* A G not timed (its results were wrong) has no time; the kit's kernels
+ * show theirs as they ran. */
+static double col_time(const kit_row *r, const void *x) { return r->timed || !is_g(r, x) ? r->t.median_ms : NAN; }
+static double col_vs_full(const kit_row *r, const void *x) { return col_time(r, x) / lab_of(x)->t_full; }
+static double col_non_vs(const kit_row *r, const void *x) { return lab_of(x)->t_non / col_time(r, x); }
+static double col_segments(const kit_row *r, const void *) { return kit_row_segments(r); }
+static double col_sectors(const kit_row *r, const void *) { return kit_row_sectors(r); }
+static double col_expect(const kit_row *r, const void *x) { return lab_of(x)->expect[index_of(r, x)]; }
+static double col_reach(const kit_row *r, const void *x) { return lab_of(x)->reach[index_of(r, x)]; }
+static double col_reach_percent(const kit_row *r, const void *x) { return 100.0 * col_reach(r, x); }
+static double col_picked(const kit_row *r, const void *x) { return lab_of(x)->coverage[index_of(r, x)]; }
+
+static const kit_column sweep_columns[] = {
+    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"semi/coal", 10, 2, "x", "semi_vs_coalesced", 4, "semi-vs-full-%s", 3, col_vs_full, not_full},
+    {"rand/semi", 10, 2, "x", "random_vs_semi", 4, "non-vs-semi-%s", 3, col_non_vs, is_g},
+    {"segments/req", 13, 2, "", "segments_per_request", 4, NULL, 0, col_segments, NULL},
+    {"expected", 10, 2, "", "expected_segments", 4, "expected-segments-per-request-%s", 4, col_expect, NULL},
+    {"sectors/req", 11, 2, "", "sectors_per_request", 4, NULL, 0, col_sectors, NULL},
+    {"warp reach", 12, 5, "%", NULL, 0, NULL, 0, col_reach_percent, not_full},
+    {NULL, 0, 0, NULL, "warp_reach", 8, "warp-reach-%s", 8, col_reach, NULL},
+    {NULL, 0, 0, NULL, NULL, 0, "groups-picked-%s", 4, col_picked, NULL},
+};
+
+/* Row i's line in the table for people, as kit_table_print writes one but
+ * under a label of its own (the row's name is for messages), blank where
+ * a column is not shown, and WRONG also where C was right but the warps
+ * broke the grouping. */
+static void print_line(const lab *L, const char *label, int i)
+{
+    const kit_row *r = &L->rows[i];
+    printf("%-*s", L->sweep.first_width, label);
+    for (const kit_column *c = sweep_columns; c < sweep_columns + KIT_COUNT(sweep_columns); c++) {
+        char text[64] = "";
+        if (!c->head)
+            continue;
+        double v = c->value(r, L);
+        if (isnan(v) && i >= FIRST_G)
+            snprintf(text, sizeof text, "-");
+        else if (!c->shown || c->shown(r, L))
+            snprintf(text, sizeof text, "%.*f%s", c->decimals, v, c->unit);
+        printf(" %*s", c->width, text);
+    }
+    printf("  %s\n", r->wrong == 0 && L->coverage[i] == 0.0 ? "WRONG" : kit_row_check_word(r));
+}
+
+/* G must be a power of two: said before the GPU is opened. */
+static int prepare(lab *L)
+{
+    if (L->only_g & (L->only_g - 1))
+        kit_die(KIT_EXIT_USAGE, "--segments-per-group %d: G must be a power of two (1, 2, 4, ...)", L->only_g);
+    return -1;
+}
+
+/* The size from the GPU, the largest G it holds, the arrays; then the
+ * prediction first: the student makes it before seeing the sweep. */
+static void setup(lab *L)
+{
+    const kit_device *d = &L->run.dev;
+    unsigned int n = L->n = kit_vecadd_size(L->run.c.size, d);
+    struct l1_facts l1 = {l1_bytes_for(d), (unsigned int)d->max_threads_per_sm, (unsigned int)d->max_blocks_per_sm,
+                          THREADS_PER_BLOCK, KIT_SEGMENT_BYTES, 2 /* arrays: A and B */};
+
+    L->max_g = (unsigned int)kit_pow2_floor(n / FLOATS_PER_SEGMENT);
+    if (L->max_g == 0 || (L->only_g && (unsigned int)L->only_g > n / FLOATS_PER_SEGMENT))
+        kit_die(KIT_EXIT_USAGE,
+                "--segments-per-group %d: a group cannot be larger than the array, %u segments of 32 "
+                "floats at --size %u",
+                L->only_g ? L->only_g : 1, n / (unsigned int)FLOATS_PER_SEGMENT, n);
+    kit_vecadd_setup(&L->v, n, L->run.c.seed);
+    L->l1 = l1;
+    L->predicted = timed->largest_cached_group(l1);
+}
+
+/* ---- Part 1: the sweep, between the two extremes ---------------------------------- */
+
+/* The two extremes, then G = 1, 2, 4, ...: counted, checked, timed, and
+ * the grouping checked from the counting run's record. Once two G in a
+ * row are within LIKE_RANDOM of random, the rest holds no news: not run
+ * (--all runs it). */
+static void part1_measure(lab *L)
+{
+    unsigned int G = L->only_g ? (unsigned int)L->only_g : 1, last = L->only_g ? G : L->max_g;
+    int like_random = 0;
+    run_t r;
+    kit_row_work w = {&r, run_counted, run_timed, run_poison, run_verify, run_keep, run_compare,
+                      run_refresh, run_check, run_restore};
+
+    memset(&r, 0, sizeof r);
+    r.v = &L->v;
+    r.iterations = L->iterations;
+    r.seed = L->run.c.seed;
+    r.kind = COALESCED;
+    kit_row_name(&L->rows[FULL], "full", NULL, "coalesced (kit)");
+    kit_row_measure(&L->rows[FULL], &w, &L->run.policy);
+    r.kind = RANDOM;
+    kit_row_name(&L->rows[NON], "non", NULL, "random (kit)");
+    kit_row_measure(&L->rows[NON], &w, &L->run.policy);
+    L->t_full = L->rows[FULL].t.median_ms;
+    L->t_non = L->rows[NON].t.median_ms;
+    L->expect[FULL] = 1.0;
+    L->expect[NON] = kit_expected_distinct((L->n + 31.0) / 32);
+    L->reach[NON] = L->coverage[FULL] = L->coverage[NON] = 1.0;
+
+    r.kind = SEMI;
+    for (int i = FIRST_G; G <= last; i++, G *= 2) {
+        char key[24];
+        if (like_random >= 2 && !L->all) {
+            L->skipped_from = G;
+            break;
+        }
+        snprintf(key, sizeof key, "g-%u", G);
+        kit_row_name(&L->rows[i], key, "TODO(1)", "semi_coalesced_access G=%u", G);
+        r.g = grouping_for(L->n, G);
+        L->gs[i] = G;
+        L->reach[i] = (double)r.g.group_elems / L->n;
+        L->expect[i] = kit_expected_distinct(G);
+        kit_row_measure(&L->rows[i], &w, &L->run.policy);
+        L->coverage[i] = L->rows[i].wrong == 0 ? check_groups(&L->v, r.g, G) : 1.0;
+        if (L->rows[i].timed) {
+            like_random = L->rows[i].t.median_ms * LIKE_RANDOM >= L->t_non ? like_random + 1 : 0;
+            if (L->rows[i].t.median_ms <= FAST_FACTOR * L->t_full)
+                L->largest_fast = G;
+        }
+        L->ng++;
+    }
+    kit_vecadd_teardown(&L->v);
+    kit_table t = {"G (segments)", 12, &L->rows[FIRST_G], L->ng, sweep_columns, KIT_COUNT(sweep_columns), L};
+    L->sweep = t;
+
+    /* Where G = 1 (one segment per request, like coalesced) already takes
+     * more than FAST_FACTOR times the coalesced kernel, the grouped kernel
+     * is bound by its random-number arithmetic, not by memory (few SMs
+     * against the memory's bandwidth: a small share of a GPU under MPS):
+     * no G can be "close to coalesced", and the sweep cannot show where the
+     * groups stop fitting in L1. Said, not judged (Part 2). */
+    if (L->gs[FIRST_G] == 1 && L->rows[FIRST_G].timed)
+        L->g1_vs_full = L->rows[FIRST_G].t.median_ms / L->t_full;
+    L->arithmetic_bound = !L->only_g && L->g1_vs_full > FAST_FACTOR;
+}
 
 /* A bar for the chart: where t sits between lo and hi, on a log scale. */
 static void print_bar(double t, double lo, double hi, int width)
@@ -338,255 +504,170 @@ static void print_bar(double t, double lo, double hi, int width)
         putchar(i < len ? '#' : (i == width - 1 ? '|' : ' '));
 }
 
-static const char *check_word(const kit_row *r, double coverage)
+/* The table: coalesced, the G run, the G not run, random; then a chart. */
+static void part1_print(lab *L)
 {
-    if (!r->counted)
-        return "-";
-    return r->wrong == 0 && coverage == 0.0 ? "WRONG" : kit_row_check_word(r);
+    char label[16];
+    printf("%s floats per array (%.1f MiB each), %d iterations per thread, seed %llu\n\n", kit_grouped(L->n),
+           L->v.bytes / 1048576.0, L->iterations, L->run.c.seed);
+    kit_table_head(&L->sweep);
+    print_line(L, "coalesced", FULL);
+    for (int i = FIRST_G; i < FIRST_G + L->ng; i++) {
+        snprintf(label, sizeof label, "%u", L->gs[i]);
+        print_line(L, label, i);
+    }
+    if (L->skipped_from)
+        printf("%-12s %11s  G = %u to %u not timed: two G in a row were within %.0f%% of random (--all "
+               "times them)\n", "...", "", L->skipped_from, L->max_g, 100.0 * (LIKE_RANDOM - 1.0));
+    print_line(L, "random", NON);
+    printf("\nwarp reach: the share of the array one warp can read (G segments out of %u).\n\n",
+           L->n / (unsigned int)FLOATS_PER_SEGMENT);
+    printf("time against G, log scale: empty = coalesced (%.3f ms), full = random (%.3f ms)\n", L->t_full, L->t_non);
+    for (int i = FIRST_G; i < FIRST_G + L->ng; i++)
+        if (L->rows[i].timed) {
+            printf("  G=%-9u ", L->gs[i]);
+            print_bar(L->rows[i].t.median_ms, L->t_full, L->t_non, 50);
+            printf(" %.3f ms\n", L->rows[i].t.median_ms);
+        }
 }
 
-int main(int argc, char **argv)
+/* A line per timed G, from the table's columns; correct also needs the
+ * grouping right. */
+static void part1_csv(lab *L, FILE *f)
 {
-    kit_common c;
-    kit_device dev;
-    int iterations = ITERATIONS, only_g = 0, all = 0;
-    kit_option opts[] = {
-        KIT_LAB_OPTIONS(&c),
-        {"--iterations", KIT_OPT_INT, &iterations, "I", "loop count inside each kernel (course: 100)",
-         1, 100000, NULL},
-        {"--segments-per-group", KIT_OPT_INT, &only_g, "G",
-         "run only this G (a power of two up to size/32) instead of the sweep", 1, 1 << 30, NULL},
-        {"--all", KIT_OPT_FLAG, &all, NULL,
-         "time every G, also those already within 30% of the random kernel", 0, 0, NULL},
-    };
-    kit_row yard[2], rows[MAX_ROWS];
-    double coverage[MAX_ROWS], reach[MAX_ROWS], expect[MAX_ROWS];
-    unsigned int gs[MAX_ROWS], skipped_from = 0, largest_fast = 0, predicted;
-    int nrows = 0, pass = 1, like_random = 0;
-    struct l1_facts facts;
-    kit_vecadd v;
-    kit_policy policy;
-    run_t r;
-    unsigned int n, max_g;
+    kit_table head = L->sweep;
+    head.first = "segments_per_group";
+    kit_table_csv_head(f, &head);
+    for (int i = FIRST_G; i < FIRST_G + L->ng; i++)
+        if (L->rows[i].timed) {
+            kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
+            fprintf(f, "%u", L->gs[i]);
+            for (const kit_column *c = sweep_columns; c < sweep_columns + KIT_COUNT(sweep_columns); c++)
+                if (c->csv)
+                    fprintf(f, ",%.*f", c->csv_decimals, c->value(&L->rows[i], L));
+            fprintf(f, ",%d\n", L->coverage[i] > 0.0);
+        }
+}
 
-    kit_common_defaults(&c);
-    c.reps = 0;
-    kit_parse_args(argc, argv,
-                   "Lab 02: grouping. Each warp reads at random inside one group of G\n"
-                   "consecutive 128-byte segments; the sweep over G shows what grouping buys\n"
-                   "in time and costs in reach, between the coalesced and the random kernel.",
-                   opts, KIT_COUNT(opts));
-    if (only_g & (only_g - 1))
-        kit_die(KIT_EXIT_USAGE, "--segments-per-group %d: G must be a power of two (1, 2, 4, ...)", only_g);
-    kit_choose_seed(&c);
-    kit_csv_check(c.csv);
-    kit_device_open(c.device, &dev);
-    n = kit_vecadd_size(c.size, &dev);
-    max_g = (unsigned int)kit_pow2_floor(n / FLOATS_PER_SEGMENT);
-    if (max_g == 0 || (only_g && (unsigned int)only_g > n / FLOATS_PER_SEGMENT))
-        kit_die(KIT_EXIT_USAGE,
-                "--segments-per-group %d: a group cannot be larger than the array, %u segments of 32 "
-                "floats at --size %u",
-                only_g ? only_g : 1, n / (unsigned int)FLOATS_PER_SEGMENT, n);
-    policy = kit_policy_default(c.reps);
-    kit_vecadd_setup(&v, n, c.seed);
+static void part1_kv(lab *L)
+{
+    kit_kv("size", "%u", L->n);
+    kit_kv("working-set-over-l2", "%.2f", 3.0 * L->v.bytes / L->run.dev.l2_bytes);
+    kit_kv("iterations", "%d", L->iterations);
+    kit_kv("max-segments-per-group", "%u", L->max_g);
+    kit_kv("l1-bytes", "%u", L->l1.l1_bytes);
+    kit_row_kv(&L->rows[FULL]);
+    kit_row_kv(&L->rows[NON]);
+    kit_kv("speedup-non-vs-full", "%.2f", L->t_non / L->t_full);
+    kit_table_kv(&L->sweep);
+    if (L->skipped_from)
+        kit_kv("not-timed-from-segments-per-group", "%u", L->skipped_from);
+}
 
-    /* The prediction first: the student makes it before seeing the sweep. */
-    facts.l1_bytes = l1_bytes_for(&dev);
-    facts.max_threads_per_sm = (unsigned int)dev.max_threads_per_sm;
-    facts.max_blocks_per_sm = (unsigned int)dev.max_blocks_per_sm;
-    facts.threads_per_block = THREADS_PER_BLOCK;
-    facts.segment_bytes = KIT_SEGMENT_BYTES;
-    facts.arrays = 2;
-    predicted = timed->largest_cached_group(facts);
-
-    memset(&r, 0, sizeof r);
-    r.v = &v;
-    r.iterations = iterations;
-    r.seed = c.seed;
-
-    /* The two extremes, then G. */
-    r.kind = COALESCED;
-    kit_row_name(&yard[0], "full", NULL, "coalesced (kit)");
-    measure(&r, &yard[0], &policy);
-    r.kind = RANDOM;
-    kit_row_name(&yard[1], "non", NULL, "random (kit)");
-    measure(&r, &yard[1], &policy);
-    double t_full = yard[0].t.median_ms, t_non = yard[1].t.median_ms;
-
-    r.kind = SEMI;
-    for (unsigned int G = only_g ? (unsigned int)only_g : 1; G <= (only_g ? (unsigned int)only_g : max_g); G *= 2) {
-        char key[24];
-        snprintf(key, sizeof key, "g-%u", G);
-        kit_row_name(&rows[nrows], key, "TODO(1)", "semi_coalesced_access G=%u", G);
-        gs[nrows] = G;
-        r.g = grouping_for(n, G);
-        reach[nrows] = (double)r.g.group_elems / n;
-        expect[nrows] = kit_expected_distinct(G);
-        coverage[nrows] = 1.0;
-        if (like_random >= 2 && !all) {
-            if (!skipped_from)
-                skipped_from = G;
-            nrows++;
+/* Right results in every run, every warp in one group, groups spread at
+ * random, G's share of distinct segments per request, the loop as long as
+ * asked. */
+static void part1_verdict(lab *L)
+{
+    unsigned int n = L->n;
+    unsigned long long want = 2ull * L->iterations * n;
+    if (!(kit_row_ok(&L->rows[FULL], n) && kit_row_ok(&L->rows[NON], n)))
+        L->run.pass = 0;
+    for (int i = FIRST_G; i < FIRST_G + L->ng; i++) {
+        const kit_row *row = &L->rows[i];
+        if (!kit_row_ok(row, n) || L->coverage[i] == 0.0) {
+            L->run.pass = 0;
             continue;
         }
-        measure(&r, &rows[nrows], &policy);
-        if (rows[nrows].wrong == 0)
-            coverage[nrows] = check_groups(&v, r.g, G);
-        if (rows[nrows].timed) {
-            like_random = rows[nrows].t.median_ms * LIKE_RANDOM >= t_non ? like_random + 1 : 0;
-            if (rows[nrows].t.median_ms <= FAST_FACTOR * t_full)
-                largest_fast = G;
-        }
-        nrows++;
-    }
-    kit_vecadd_teardown(&v);
-
-    /* Where G = 1 (one segment per request, like coalesced) already takes
-     * more than FAST_FACTOR times the coalesced kernel, the grouped kernel
-     * is bound by its random-number arithmetic, not by memory (few SMs
-     * against the memory's bandwidth: a small share of a GPU under MPS):
-     * no G can be "close to coalesced", and the sweep cannot show where the
-     * groups stop fitting in L1. Said, not judged. */
-    double g1_vs_full = (nrows > 0 && gs[0] == 1 && rows[0].timed) ? rows[0].t.median_ms / t_full : 0.0;
-    int arithmetic_bound = !only_g && g1_vs_full > FAST_FACTOR;
-
-    FILE *csv = kit_csv_open(c.csv);
-    if (csv != stdout) {
-        kit_banner("Lab 02: grouping - semi-coalesced access", &dev);
-        printf("%s floats per array (%.1f MiB each), %d iterations per thread, seed %llu\n\n",
-               kit_grouped(n), v.bytes / 1048576.0, iterations, c.seed);
-        printf("%-12s %11s %10s %10s %13s %10s %11s %12s  %s\n", "G (segments)", "time (ms)", "semi/coal",
-               "rand/semi", "segments/req", "expected", "sectors/req", "warp reach", "check");
-        printf("%-12s %11.3f %10s %10s %13.2f %10s %11.2f %12s  %s\n", "coalesced", t_full, "", "",
-               kit_row_segments(&yard[0]), "1.00", kit_row_sectors(&yard[0]), "", check_word(&yard[0], 1));
-        for (int i = 0; i < nrows; i++) {
-            if (!rows[i].counted && skipped_from && gs[i] >= skipped_from)
-                continue;
-            printf("%-12u", gs[i]);
-            if (rows[i].timed)
-                printf(" %11.3f %9.2fx %9.2fx", rows[i].t.median_ms, rows[i].t.median_ms / t_full,
-                       t_non / rows[i].t.median_ms);
-            else
-                printf(" %11s %10s %10s", "-", "-", "-");
-            printf(" %13.2f %10.2f %11.2f %11.5f%%  %s\n", kit_row_segments(&rows[i]), expect[i],
-                   kit_row_sectors(&rows[i]), 100.0 * reach[i], check_word(&rows[i], coverage[i]));
-        }
-        if (skipped_from)
-            printf("%-12s %11s  G = %u to %u not timed: two G in a row were within %.0f%% of random (--all "
-                   "times them)\n", "...", "", skipped_from, gs[nrows - 1], 100.0 * (LIKE_RANDOM - 1.0));
-        printf("%-12s %11.3f %9.2fx %10s %13.2f %10.2f %11.2f %11.5f%%  %s\n", "random", t_non, t_non / t_full,
-               "", kit_row_segments(&yard[1]), kit_expected_distinct((n + 31.0) / 32),
-               kit_row_sectors(&yard[1]), 100.0, check_word(&yard[1], 1));
-        printf("\nwarp reach: the share of the array one warp can read (G segments out of %u).\n\n",
-               n / (unsigned int)FLOATS_PER_SEGMENT);
-        printf("time against G, log scale: empty = coalesced (%.3f ms), full = random (%.3f ms)\n", t_full, t_non);
-        for (int i = 0; i < nrows; i++)
-            if (rows[i].timed) {
-                printf("  G=%-9u ", gs[i]);
-                print_bar(rows[i].t.median_ms, t_full, t_non, 50);
-                printf(" %.3f ms\n", rows[i].t.median_ms);
-            }
-        printf("\nyour prediction (TODO(2)): G up to %u stays within %.0fx of coalesced (L1 %u KiB per SM)\n",
-               predicted, FAST_FACTOR, facts.l1_bytes / 1024);
-        if (arithmetic_bound)
-            printf("the sweep: none; G=1 already takes %.1fx the coalesced time: on this GPU (%d SMs) the\n"
-                   "grouped kernel is bound by its random-number arithmetic, not by memory, so the sweep\n"
-                   "cannot show where the groups stop fitting in L1 (compare G with G=1 instead)\n",
-                   g1_vs_full, dev.sms);
-        else if (!only_g)
-            printf("the sweep: the largest G within %.0fx of coalesced is %u\n", FAST_FACTOR, largest_fast);
-        printf("\ncourse, Tesla K40, G=16: 4,194,304 floats: coalesced 9.96 ms, semi 221.4 ms, random 516.6 ms\n"
-               "(semi/coalesced 22.2x, random/semi 2.3x); 13.41 transactions per request.\n\n");
-    }
-    if (csv) {
-        fprintf(csv, "gpu,size,seed,segments_per_group,time_ms,semi_vs_coalesced,random_vs_semi,"
-                     "segments_per_request,expected_segments,sectors_per_request,warp_reach,correct\n");
-        for (int i = 0; i < nrows; i++) {
-            if (!rows[i].timed)
-                continue;
-            kit_csv_prefix(csv, &dev, n, c.seed);
-            fprintf(csv, "%u,%.6f,%.4f,%.4f,%.4f,%.4f,%.4f,%.8f,%d\n", gs[i], rows[i].t.median_ms,
-                    rows[i].t.median_ms / t_full, t_non / rows[i].t.median_ms, kit_row_segments(&rows[i]),
-                    expect[i], kit_row_sectors(&rows[i]), reach[i], rows[i].wrong == 0 && coverage[i] > 0.0);
-        }
-        kit_csv_close(csv);
-    }
-
-    kit_kv("lab", "02-grouping");
-    kit_kv_device(&dev);
-    kit_kv("size", "%u", n);
-    kit_kv("working-set-over-l2", "%.2f", 3.0 * v.bytes / dev.l2_bytes);
-    kit_kv("seed", "%llu", c.seed);
-    kit_kv("iterations", "%d", iterations);
-    kit_kv("max-segments-per-group", "%u", max_g);
-    kit_kv("l1-bytes", "%u", facts.l1_bytes);
-    kit_row_kv(&yard[0]);
-    kit_row_kv(&yard[1]);
-    kit_kv("speedup-non-vs-full", "%.2f", t_non / t_full);
-    for (int i = 0; i < nrows; i++) {
-        char key[64];
-        if (!rows[i].counted)
-            continue;
-        kit_row_kv(&rows[i]);
-        snprintf(key, sizeof key, "expected-segments-per-request-%s", rows[i].key);
-        kit_kv(key, "%.4f", expect[i]);
-        snprintf(key, sizeof key, "warp-reach-%s", rows[i].key);
-        kit_kv(key, "%.8f", reach[i]);
-        snprintf(key, sizeof key, "groups-picked-%s", rows[i].key);
-        kit_kv(key, "%.4f", coverage[i]);
-        if (rows[i].timed) {
-            snprintf(key, sizeof key, "semi-vs-full-%s", rows[i].key);
-            kit_kv(key, "%.3f", rows[i].t.median_ms / t_full);
-            snprintf(key, sizeof key, "non-vs-semi-%s", rows[i].key);
-            kit_kv(key, "%.3f", t_non / rows[i].t.median_ms);
-        }
-    }
-    if (skipped_from)
-        kit_kv("not-timed-from-segments-per-group", "%u", skipped_from);
-    kit_kv("predicted-largest-fast-group", "%u", predicted);
-    if (!only_g)
-        kit_kv("measured-largest-fast-group", "%u", largest_fast);
-    if (arithmetic_bound)
-        kit_kv("sweep-hidden", "G=1 already takes %.1fx the coalesced time: with %d SMs the grouped kernel is "
-                               "bound by its random-number arithmetic, not by memory",
-               g1_vs_full, dev.sms);
-    for (int i = 0; i < nrows; i++)
-        if (gs[i] == 16 && rows[i].timed)
-            kit_kv("summary", "G=16 at %s floats: semi %.1fx the coalesced time, random %.1fx the semi time; "
-                              "%.2f segments per request; largest G within 2x of coalesced: %u (predicted %u)",
-                   kit_grouped(n), rows[i].t.median_ms / t_full, t_non / rows[i].t.median_ms,
-                   kit_row_segments(&rows[i]), largest_fast, predicted);
-    kit_kv("course-k40", "G=16 at 4,194,304 floats: semi 22.2x the coalesced time, random 2.3x the semi "
-                         "time; 13.41 transactions per request");
-
-    /* The verdict: right results in every run, every warp in one group,
-     * groups spread at random, G's share of distinct segments per request,
-     * the loop as long as asked, and the prediction. */
-    pass = kit_row_ok(&yard[0], n) && kit_row_ok(&yard[1], n);
-    for (int i = 0; i < nrows; i++) {
-        unsigned long long want = 2ull * iterations * n;
-        if (!rows[i].counted)
-            continue;
-        if (!kit_row_ok(&rows[i], n) || coverage[i] == 0.0) {
-            pass = 0;
-            continue;
-        }
-        if (rows[i].counts.c[KIT_LD_LANES] != want) {
+        if (row->counts.c[KIT_LD_LANES] != want) {
             fprintf(stderr, "%s: %s: its threads made %llu loads, but %d iterations of A[x] + B[x] for %u "
                             "elements make %llu: one thread per element, A and B read once per iteration "
                             "(TODO(1))\n",
-                    kit_program, rows[i].name, rows[i].counts.c[KIT_LD_LANES], iterations, n, want);
-            pass = 0;
+                    kit_program, row->name, row->counts.c[KIT_LD_LANES], L->iterations, n, want);
+            L->run.pass = 0;
         }
-        if (fabs(kit_row_segments(&rows[i]) - expect[i]) > 0.05 * expect[i]) {
+        if (fabs(kit_row_segments(row) - L->expect[i]) > 0.05 * L->expect[i]) {
             fprintf(stderr, "%s: G=%u: %.2f segments per request, but 32 random lanes in a group of %u segments "
                             "touch %.2f on average (TODO(1))\n",
-                    kit_program, gs[i], kit_row_segments(&rows[i]), gs[i], expect[i]);
-            pass = 0;
+                    kit_program, L->gs[i], kit_row_segments(row), L->gs[i], L->expect[i]);
+            L->run.pass = 0;
         }
     }
-    if (!check_prediction(facts, predicted))
-        pass = 0;
-    return kit_finish(pass);
+}
+
+/* ---- Part 2: the prediction (TODO(2)) against the sweep -------------------------- */
+
+static void part2_print(lab *L)
+{
+    printf("\nyour prediction (TODO(2)): G up to %u stays within %.0fx of coalesced (L1 %u KiB per SM)\n",
+           L->predicted, FAST_FACTOR, L->l1.l1_bytes / 1024);
+    if (L->arithmetic_bound)
+        printf("the sweep: none; G=1 already takes %.1fx the coalesced time: on this GPU (%d SMs) the\n"
+               "grouped kernel is bound by its random-number arithmetic, not by memory, so the sweep\n"
+               "cannot show where the groups stop fitting in L1 (compare G with G=1 instead)\n",
+               L->g1_vs_full, L->run.dev.sms);
+    else if (!L->only_g)
+        printf("the sweep: the largest G within %.0fx of coalesced is %u\n", FAST_FACTOR, L->largest_fast);
+    printf("\ncourse, Tesla K40, G=16: 4,194,304 floats: coalesced 9.96 ms, semi 221.4 ms, random 516.6 ms\n"
+           "(semi/coalesced 22.2x, random/semi 2.3x); 13.41 transactions per request.\n\n");
+}
+
+static void part2_kv(lab *L)
+{
+    kit_kv("predicted-largest-fast-group", "%u", L->predicted);
+    if (!L->only_g)
+        kit_kv("measured-largest-fast-group", "%u", L->largest_fast);
+    if (L->arithmetic_bound)
+        kit_kv("sweep-hidden", "G=1 already takes %.1fx the coalesced time: with %d SMs the grouped kernel is "
+                               "bound by its random-number arithmetic, not by memory",
+               L->g1_vs_full, L->run.dev.sms);
+}
+
+static void part2_verdict(lab *L)
+{
+    if (!check_prediction(L->l1, L->predicted))
+        L->run.pass = 0;
+}
+
+/* G = 16 beside the K40's figures at the course's size. */
+static void summary(lab *L)
+{
+    for (int i = FIRST_G; i < FIRST_G + L->ng; i++)
+        if (L->gs[i] == 16 && L->rows[i].timed)
+            kit_kv("summary", "G=16 at %s floats: semi %.1fx the coalesced time, random %.1fx the semi time; "
+                              "%.2f segments per request; largest G within 2x of coalesced: %u (predicted %u)",
+                   kit_grouped(L->n), col_vs_full(&L->rows[i], L), col_non_vs(&L->rows[i], L),
+                   kit_row_segments(&L->rows[i]), L->largest_fast, L->predicted);
+    kit_kv("course-k40", "G=16 at 4,194,304 floats: semi 22.2x the coalesced time, random 2.3x the semi "
+                         "time; 13.41 transactions per request");
+}
+
+static const kit_part parts[] = {
+    {part1_measure, part1_print, part1_csv, part1_kv, part1_verdict},
+    {NULL, part2_print, NULL, part2_kv, part2_verdict},
+};
+
+int main(int argc, char **argv)
+{
+    static lab L;
+    kit_option opts[] = {
+        KIT_LAB_OPTIONS(&L.run.c),
+        {"--iterations", KIT_OPT_INT, &L.iterations, "I", "loop count inside each kernel (course: 100)",
+         1, 100000, NULL},
+        {"--segments-per-group", KIT_OPT_INT, &L.only_g, "G",
+         "run only this G (a power of two up to size/32) instead of the sweep", 1, 1 << 30, NULL},
+        {"--all", KIT_OPT_FLAG, &L.all, NULL,
+         "time every G, also those already within 30% of the random kernel", 0, 0, NULL},
+    };
+    const kit_lab lab02 = {
+        "02-grouping",
+        "Lab 02: grouping - semi-coalesced access",
+        "Lab 02: grouping. Each warp reads at random inside one group of G\n"
+        "consecutive 128-byte segments; the sweep over G shows what grouping buys\n"
+        "in time and costs in reach, between the coalesced and the random kernel.",
+        opts, KIT_COUNT(opts), prepare, setup, NULL, NULL, summary, NULL, parts, KIT_COUNT(parts),
+    };
+    kit_run_defaults(&L.run);
+    L.iterations = ITERATIONS;
+    return kit_lab_main(&lab02, &L, &L.run, argc, argv);
 }
