@@ -24,6 +24,10 @@
  *               on stderr; teardown(); kit_finish: the result line, and
  *               the grader's channel closed with its token.
  *
+ * A row's own check (kit_row_ok: its elements, its timed runs) may fail the
+ * lab as the part measures it, so that its message on stderr comes where
+ * the row was run; verdict() holds the checks that look across rows.
+ *
  * Under the grader the same harness, built as the judge, runs the
  * student's functions in the worker (kit_judge.h): nothing here changes.
  *

@@ -82,7 +82,7 @@ CASES
         plain-serial-pinned "plain-depth-first-$(kv best-chunks)"; do
         assert_equal "$(kv "wrong-elements-$key")" 0
         assert_equal "$(kv "bad-timed-runs-$key")" 0
-        assert_timed_by_policy "$key" 150 # the lab's own max_ms (its harness.cu: main)
+        assert_timed_by_policy "$key" 150 # the lab's own max_ms (its harness.cu: setup)
     done
 }
 
