@@ -153,6 +153,30 @@ void f(void) {\n|1|the braces do not balance
 EOF
 }
 
+@test "object checks: every reference's timed and counted objects keep the rules, as the build made them (what the kit's headers put in them included)" {
+    grade_lib
+    conf_load "$KIT_ROOT/common/grade/grading.conf"
+    local lab b d
+    for lab in $(kit_labs); do
+        for b in timed counted; do
+            d="$BATS_TEST_TMPDIR/keep-$lab-$b"
+            mkdir -p "$d"
+            cp "$KIT_BUILD/solutions/$lab/$b.ptx" "$d/"
+            object_check "$KIT_BUILD/solutions/$lab/$b.o" "$b" "$lab" "$d" "solutions/$lab/${lab#*-}.cu"
+            [ -z "$obj_reason" ] || fail "$lab, $b build: $obj_reason"
+        done
+    done
+    # Negative control: Lab 05's traced build without what the kit's copy
+    # trace adds to it (allow-symbols-counted) is refused.
+    conf[05-streams.allow-symbols-counted]=""
+    conf[all.allow-symbols-counted]=""
+    d="$BATS_TEST_TMPDIR/keep-05-again"
+    mkdir -p "$d"
+    cp "$KIT_BUILD/solutions/05-streams/counted.ptx" "$d/"
+    object_check "$KIT_BUILD/solutions/05-streams/counted.o" counted 05-streams "$d" solutions/05-streams/streams.cu
+    [[ $obj_reason == *"calls 'cud"*"which lab 05-streams does not allow"* ]] || fail "not refused: '$obj_reason'"
+}
+
 @test "object checks: code before main, names outside the file and unlisted calls are refused" {
     grade_lib
     conf_load "$KIT_ROOT/common/grade/grading.conf"
