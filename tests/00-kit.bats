@@ -69,6 +69,17 @@ from kitreport import labs
 print(" ".join(labs.lab_names())); print(labs.lab_module(sys.argv[2]).SCHEMA[3][0])' "$k" "$lab"
     assert_line --regexp " $lab\$"
     assert_line kernel
+    # Negative control: without its report.py the pages do not take it,
+    # and without its harness the kit's list does not either.
+    rm "$k/common/lab/$lab/report.py"
+    run python3 -c 'import sys; sys.path.insert(0, sys.argv[1] + "/common/report")
+from kitreport import labs
+print(" ".join(labs.lab_names())); print(labs.lab_module(sys.argv[2]))' "$k" "$lab"
+    refute_line --regexp " $lab\$"
+    assert_line None
+    rm "$k/common/lab/$lab/harness.cu"
+    run kit_labs "$k"
+    refute_line "$lab"
 }
 
 @test "kit: make help lists the targets on one screen" {
