@@ -83,7 +83,7 @@ ifeq ($(origin ARCH),undefined)
 endif
 
 INCLUDES := -Icommon/lib -Icommon/harness -I.
-KIT_FLAGS = $(ARCH) $(NVCCFLAGS) $(INCLUDES) -Xcompiler -Wall,-Wextra
+KIT_FLAGS = $(ARCH) $(NVCCFLAGS) $(INCLUDES) -Xcompiler -Wall,-Wextra,-Wno-missing-field-initializers
 LIB_HEADERS := $(wildcard common/lib/*.h)
 
 # Lab 01-coalescing: its name is coalescing, its file labs/01-coalescing/coalescing.cu.

@@ -9,15 +9,15 @@
  * kit_lab_main runs it, the same for every lab:
  *
  *   options     the kit's defaults, then the lab's own, then the command
- *               line (exit 64 on anything wrong); prepare() checks what
- *               the options must agree on, and may end a mode that needs
- *               no GPU (Lab 04's --calculator-only);
- *   the GPU     a seed (fresh unless --seed), the --csv file checked, the
- *               GPU opened (exit 2 without one), the timing policy; then
+ *               line (exit 64 on anything wrong), a seed (fresh unless
+ *               --seed), the --csv file checked; prepare() checks what the
+ *               options must agree on and the lab's other outputs, and may
+ *               end a mode that needs no GPU (Lab 04's --calculator-only);
+ *   the GPU     opened (exit 2 without one), the timing policy; then
  *               setup(): sizes from the device, inputs;
  *   measure     every part's measure(), in order;
- *   report      with the table for people (not with --csv -): the banner,
- *               heading(), every part's print(); every part's csv() where
+ *   report      with the table for people (not with --csv -): the banner
+ *               (the lab's banner() where it has one), heading(), every part's print(); every part's csv() where
  *               --csv asks; then the key: value lines: lab, the device,
  *               seed, facts(), every part's kv(), summary();
  *   verdict     every part's verdict(), which clears run.pass saying why
@@ -83,6 +83,7 @@ typedef struct {
     void (*teardown)(KIT_LAB_STATE *L);
     const kit_part *parts;
     int nparts;
+    void (*banner)(KIT_LAB_STATE *L); /* the banner of a lab on several GPUs; NULL: the kit's, of its one GPU */
 } kit_lab;
 
 /* Runs the lab; run is the state's member run (the state's type is not
@@ -95,12 +96,12 @@ static inline int kit_lab_main(const kit_lab *k, KIT_LAB_STATE *lab, kit_run *ru
     run->pass = 1;
     kit_parse_args(argc, argv, k->about, k->opts, k->nopts);
     kit_choose_seed(&run->c);
+    kit_csv_check(run->c.csv);
     if (k->prepare) {
         int code = k->prepare(lab);
         if (code >= 0)
             return code;
     }
-    kit_csv_check(run->c.csv);
     run->human = !(run->c.csv && strcmp(run->c.csv, "-") == 0);
     kit_device_open(run->c.device, &run->dev);
     run->policy = kit_policy_default(run->c.reps);
@@ -113,7 +114,10 @@ static inline int kit_lab_main(const kit_lab *k, KIT_LAB_STATE *lab, kit_run *ru
 
     csv = kit_csv_open(run->c.csv);
     if (run->human) {
-        kit_banner(k->title, &run->dev);
+        if (k->banner)
+            k->banner(lab);
+        else
+            kit_banner(k->title, &run->dev);
         if (k->heading)
             k->heading(lab);
         for (i = 0; i < k->nparts; i++)

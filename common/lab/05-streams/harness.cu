@@ -1148,7 +1148,6 @@ static int prepare(lab *L)
         kit_die(KIT_EXIT_USAGE, "--streams %d: more chunks than the %llu elements", L->only, c->size);
     if (L->timeline_path && strcmp(L->timeline_path, "-") == 0)
         kit_die(KIT_EXIT_USAGE, "--timeline: name a file (stdout holds the report)");
-    kit_csv_check(c->csv); /* --csv's before --timeline's; the driver checks it again */
     kit_output_check("--timeline", L->timeline_path);
     /* The driver reads it once, when the context is made: before any CUDA call. */
     if (L->connections) {
