@@ -289,6 +289,32 @@ assert rows[2]["gpu"] == "Some GPU" and rows[2]["size"] == "1000" and rows[2]["s
     assert_line "wavefronts-third: 0.0000"
 }
 
+@test "kit: a table's own label, check word, correct, CSV rows, blank cells and part replace the kit's" {
+    run "$UNIT" table own
+    assert_success
+    assert_line --regexp '^row +time \(ms\) +vs first +sh wf  check$'
+    assert_line --regexp '^row 1, first +2\.000 +1\.0x +32\.0  ok$'
+    # Not shown: blank (the table's hidden text), not "-".
+    assert_line --regexp '^row 2, second +- +- +WRONG$'
+    assert_line --regexp '^row 3, third +5\.000 +2\.5x +FLAWED$'
+    assert_line --regexp '^row 4, fourth +- +- +not run$'
+    # The CSV: part first, the first column under its CSV name, the label
+    # quoted (it holds a comma), no line for the row the CSV leaves out.
+    grep -E '^(gpu|"Some GPU")' <<<"$output" | python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+assert list(rows[0].keys()) == ["gpu", "size", "seed", "part", "which", "time_ms", "time_vs_first", "hidden", "correct"], rows[0].keys()
+assert [r["which"] for r in rows] == ["row 1, first", "row 2, second", "row 3, third"], rows
+assert [r["part"] for r in rows] == ["2", "2", "2"]
+assert [r["correct"] for r in rows] == ["1", "0", "0"]
+' || fail "the CSV is not the declaration's"
+    # Negative control: the kit's own table has none of it.
+    run "$UNIT" table
+    refute_output --partial "FLAWED"
+    refute_output --partial "row 1, first"
+    refute_line --regexp '^gpu,size,seed,part,'
+}
+
 @test "kit: sizes are read as digits, K/M/G and 2^E" {
     local text want
     while read -r text want; do

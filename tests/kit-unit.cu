@@ -27,9 +27,11 @@
  *   kit-unit focus FOCUS ALSO KEY...      the runs each row KEY gets under --focus FOCUS
  *                                         with kit_focus_also ALSO (- for none): 0 until
  *                                         steady, 1 once (kit_policy_for)
- *   kit-unit table                        a table of four rows (one wrong, one
+ *   kit-unit table [own]                  a table of four rows (one wrong, one
  *                                         never checked) declared once (kit_table.h):
- *                                         the table, the CSV, the key: value lines
+ *                                         the table, the CSV, the key: value lines;
+ *                                         own: with the lab's label, check word,
+ *                                         correct, CSV rows, blank cells and part
  *   kit-unit host-share                   the judge's shared host memory
  *                                         (kit_judge_host_alloc) handed to a child
  *                                         over the kit's socket (kit_proto.h), as the
@@ -60,6 +62,20 @@ static double unit_ratio(const kit_row *r, const void *x)
 }
 static double unit_wavefronts(const kit_row *r, const void *) { return kit_per(&r->counts, KIT_SH_LD_WAVEFRONTS, KIT_SH_LD_REQUESTS); }
 static int unit_has_shared(const kit_row *r, const void *) { return r->counts.c[KIT_SH_LD_REQUESTS] != 0; }
+/* `kit-unit table own`: the same rows under the lab's own label (a
+ * number), check word (FLAWED for the third), correct (the first only),
+ * CSV lines (not the never-checked fourth), blank where not shown, as
+ * part 2 of a CSV. */
+static void unit_label(const kit_row *r, const void *x, char *text, size_t size)
+{
+    snprintf(text, size, "row %d, %s", (int)(r - (const kit_row *)x) + 1, r->key);
+}
+static const char *unit_check(const kit_row *r, const void *x)
+{
+    return r - (const kit_row *)x == 2 ? "FLAWED" : kit_row_check_word(r);
+}
+static int unit_correct(const kit_row *r, const void *x) { return r == (const kit_row *)x; }
+static int unit_in_csv(const kit_row *r, const void *) { return r->wrong >= 0; }
 static const kit_column unit_columns[] = {
     {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, unit_time, NULL},
     {"vs first", 9, 1, "x", "time_vs_first", 4, "ratio-%s", 2, unit_ratio, NULL},
@@ -276,7 +292,7 @@ int main(int argc, char **argv)
                    grow ? "done" : "refused", stray_closed ? "closed" : "kept");
             kit_judge_host_free(p);
         }
-    } else if (strcmp(cmd, "table") == 0 && argc == 2) {
+    } else if (strcmp(cmd, "table") == 0 && (argc == 2 || (argc == 3 && strcmp(argv[2], "own") == 0))) {
         kit_row rows[4];
         kit_device d;
         memset(&d, 0, sizeof d);
@@ -290,6 +306,11 @@ int main(int argc, char **argv)
         rows[2].wrong = 0, rows[2].timed = 1, rows[2].t.median_ms = 5.0f;
         kit_row_name(&rows[3], "fourth", NULL, "fourth kernel"); /* never checked */
         kit_table t = {"kernel", 14, rows, 4, unit_columns, KIT_COUNT(unit_columns), &rows[0]};
+        if (argc == 3) {
+            kit_table own = {"row", 14, rows, 4, unit_columns, KIT_COUNT(unit_columns), &rows[0],
+                             unit_label, unit_check, unit_correct, unit_in_csv, "which", "", 2};
+            t = own;
+        }
         kit_table_print(&t);
         kit_table_csv(stdout, &t, &d, 1000, 7, 1);
         kit_table_kv(&t);
