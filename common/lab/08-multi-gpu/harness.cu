@@ -66,6 +66,8 @@ typedef struct lab lab; /* the lab's state, below */
 #include "remote.h"
 #endif
 
+#define TITLE "Lab 08: several GPUs"
+
 /* 3 x 256 MiB in pinned host memory: tens of ms of copies on PCIe 3, about
  * 10 ms on PCIe 5, against which the microseconds it takes the host to
  * queue the work on each GPU do not count. */
@@ -755,8 +757,8 @@ static int peer_judged(int a, int b, int on, int supported, int kit)
     remote->lab08_peer(a, b, on, supported, kit, &o);
     print_said(o.text, NULL);
 #if KIT_TIME_BY_CLOCK
-    for (int i = 0; supported && i < 2; i++)
-        access_is(i ? b : a, i ? a : b, on);
+    if (supported)
+        access_both(a, b, on);
 #endif
     return o.ok;
 }
@@ -910,7 +912,8 @@ static const row_info *info_of(const kit_row *r, const void *ctx)
     const lab *L = (const lab *)ctx;
     return &L->info[r - L->rows];
 }
-static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
+static double col_gpus(const kit_row *r, const void *ctx) { return info_of(r, ctx)->gpus; }
+static double col_streams(const kit_row *r, const void *ctx) { return info_of(r, ctx)->streams; }
 static int col_timed(const kit_row *r, const void *) { return r->timed; }
 
 /* GB/s of the bytes the row reads and writes; 0 where it was not timed. */
@@ -936,8 +939,21 @@ static double col_floor(const kit_row *r, const void *ctx)
     return f > 0 ? f : NAN;
 }
 
+/* A row's check word: FLAWED where its results are right but the job was
+ * not done as asked (setup, trace, early returns, errors); and the CSV's
+ * correct: right, and done as asked. */
+static const char *row_check(const kit_row *r, const void *ctx)
+{
+    const char *word = kit_row_check_word(r);
+    return strcmp(word, "ok") == 0 && !info_of(r, ctx)->judged_ok ? "FLAWED" : word;
+}
+static int row_correct(const kit_row *r, const void *ctx) { return r->wrong == 0 && info_of(r, ctx)->judged_ok; }
+
+/* Both parts' CSV lines in one file: the part, the row's GPUs and streams. */
 static const kit_column vec_columns[] = {
-    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {NULL, 0, 0, NULL, "gpus", 0, NULL, 0, col_gpus, NULL},
+    {NULL, 0, 0, NULL, "streams", 0, NULL, 0, col_streams, NULL},
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, kit_col_time, NULL},
     {"vs 1 GPU", 9, 2, "x", NULL, 0, NULL, 0, col_vs_one, NULL},
     {"copies in (ms)", 14, 3, "", NULL, 0, NULL, 0, col_floor, NULL},
     {NULL, 0, 0, NULL, "gbs", 3, NULL, 0, col_gbs, NULL},
@@ -945,60 +961,11 @@ static const kit_column vec_columns[] = {
 };
 
 static const kit_column peer_columns[] = {
-    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {NULL, 0, 0, NULL, "gpus", 0, NULL, 0, col_gpus, NULL},
+    {NULL, 0, 0, NULL, "streams", 0, NULL, 0, col_streams, NULL},
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, kit_col_time, NULL},
     {"GB/s", 9, 1, "", "gbs", 3, "bandwidth-%s-gbs", 1, col_gbs, col_timed},
 };
-
-/* kit_table_print, with a row's check word FLAWED where its results are
- * right but the job was not done as asked (setup, trace, early returns,
- * errors): kit_table_print has the kit's words alone. */
-static void table_print(const kit_table *t)
-{
-    kit_table_head(t);
-    for (int i = 0; i < t->nrows; i++) {
-        const kit_row *r = &t->rows[i];
-        const char *word = kit_row_check_word(r);
-        printf("%-*s", t->first_width, r->name);
-        for (int j = 0; j < t->ncols; j++) {
-            const kit_column *c = &t->cols[j];
-            double v = c->head ? kit_column_of(t, c, r) : NAN;
-            char text[64] = "-";
-            if (!c->head)
-                continue;
-            if (!isnan(v) && (!c->shown || c->shown(r, t->ctx)))
-                snprintf(text, sizeof text, "%.*f%s", c->decimals, v, c->unit ? c->unit : "");
-            printf(" %*s", c->width, text);
-        }
-        printf("  %s\n", strcmp(word, "ok") == 0 && !info_of(r, t->ctx)->judged_ok ? "FLAWED" : word);
-    }
-}
-
-/* A table's lines of the CSV, both parts in one file: the kit's first
- * columns, the part, the row's name quoted, its GPUs and streams, every
- * column the CSV names, then correct (kit_table_csv has neither part, GPUs
- * nor streams, and leaves names as they are); with head, the head line first. */
-static void table_csv(FILE *f, const kit_table *t, const lab *L, int part, int head)
-{
-    if (head) {
-        fprintf(f, "gpu,size,seed,part,%s,gpus,streams", t->first);
-        for (int j = 0; j < t->ncols; j++)
-            if (t->cols[j].csv)
-                fprintf(f, ",%s", t->cols[j].csv);
-        fprintf(f, ",correct\n");
-    }
-    for (int i = 0; i < t->nrows; i++) {
-        const kit_row *r = &t->rows[i];
-        const row_info *x = info_of(r, L);
-        kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
-        fprintf(f, "%d,\"%s\",%d,%d", part, r->name, x->gpus, x->streams);
-        for (int j = 0; j < t->ncols; j++)
-            if (t->cols[j].csv) {
-                double v = kit_column_of(t, &t->cols[j], r);
-                fprintf(f, ",%.*f", t->cols[j].csv_decimals, isnan(v) ? 0.0 : v);
-            }
-        fprintf(f, ",%d\n", r->wrong == 0 && x->judged_ok);
-    }
-}
 
 /* --timeline: a file; and not with --selftest (the driver has checked --csv). */
 static int prepare(lab *L)
@@ -1089,12 +1056,16 @@ static void setup(lab *L)
     L->peer_policy.max_reps = 20;
 }
 
-/* Under the kit's banner (GPU 0): every GPU, with its PCI bus. */
-static void heading(lab *L)
+/* The banner: the kit's line of every GPU, with its PCI bus. */
+static void banner(lab *L)
 {
-    for (int g = 0; g < L->ngpus; g++)
-        printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, PCI %s\n", g, L->gpu[g].name,
-               L->gpu[g].cc_major, L->gpu[g].cc_minor, L->gpu[g].sms, L->gpu[g].global_bytes / 1073741824.0, L->bus[g]);
+    printf("%s\n", TITLE);
+    for (int g = 0; g < L->ngpus; g++) {
+        const kit_device *d = &L->gpu[g];
+        printf("GPU %d: %s, compute capability %d.%d, %d SMs, %.1f MiB L2, %.1f GiB memory, PCI %s\n", g, d->name,
+               d->cc_major, d->cc_minor, d->sms, d->l2_bytes / 1048576.0, d->global_bytes / 1073741824.0, L->bus[g]);
+    }
+    kit_platform_banner(); /* WSL 2 says so; a Linux host prints nothing */
     if (L->visible > L->ngpus)
         printf("(this program sees %d GPUs and uses %d: --gpus)\n", L->visible, L->ngpus);
     for (int g = 1; g < L->ngpus; g++)
@@ -1164,7 +1135,8 @@ static void part1_measure(lab *L)
         }
     }
     host_inputs_free(&L->h);
-    kit_table t = {"version", 28, L->rows, L->nvec, vec_columns, KIT_COUNT(vec_columns), L};
+    kit_table t = {"version", 28, L->rows, L->nvec, vec_columns, KIT_COUNT(vec_columns), L,
+                   NULL, row_check, row_correct, NULL, NULL, NULL, 1};
     L->vec_table = t;
 }
 
@@ -1178,7 +1150,7 @@ static void part1_print(lab *L)
     if (L->ngpus > 1)
         printf("; all at once %.1f GB/s (%.2fx one GPU)", L->link_all, L->link_scaling);
     printf("\n\n");
-    table_print(&L->vec_table);
+    kit_table_print(&L->vec_table);
     printf("(copies in: A's and B's bytes at the links' speed measured above, the least the version can take)\n");
     if (L->timeline.done)
         printf("\ntimeline of %s, from your traced build: %d copies and kernels over %.3f ms, each GPU's\n"
@@ -1187,7 +1159,7 @@ static void part1_print(lab *L)
                L->timeline.o->missed ? "; some copies not recorded" : "", L->timeline_path);
 }
 
-static void part1_csv(lab *L, FILE *f) { table_csv(f, &L->vec_table, L, 1, 1); }
+static void part1_csv(lab *L, FILE *f) { kit_table_csv(f, &L->vec_table, &L->run.dev, L->n, L->run.c.seed, 1); }
 
 /* Part 1's lines; and --timeline's file, written here after the CSV. */
 static void part1_kv(lab *L)
@@ -1324,7 +1296,8 @@ static void part2_measure(lab *L)
         }
         peer_teardown(&p);
     }
-    kit_table t = {"copy or kernel", 44, L->rows + L->nvec, L->npeer, peer_columns, KIT_COUNT(peer_columns), L};
+    kit_table t = {"copy or kernel", 44, L->rows + L->nvec, L->npeer, peer_columns, KIT_COUNT(peer_columns), L,
+                   NULL, row_check, row_correct, NULL, NULL, NULL, 2};
     L->peer_table = t;
 }
 
@@ -1381,7 +1354,7 @@ static void part2_print(lab *L)
     printf("\n");
 }
 
-static void part2_csv(lab *L, FILE *f) { table_csv(f, &L->peer_table, L, 2, 0); }
+static void part2_csv(lab *L, FILE *f) { kit_table_csv(f, &L->peer_table, &L->run.dev, L->n, L->run.c.seed, 0); }
 
 static void part2_kv(lab *L)
 {
@@ -1497,13 +1470,13 @@ int main(int argc, char **argv)
     };
     const kit_lab lab08 = {
         "08-multi-gpu",
-        "Lab 08: several GPUs",
-        "Lab 08: several GPUs. Spreads the course's vector addition over every GPU\n"
+        TITLE,
+        TITLE ". Spreads the course's vector addition over every GPU\n"
         "(cudaSetDevice, streams on each GPU, pinned host memory) and times it against\n"
         "one GPU; then, with two GPUs or more, peer-to-peer access between GPUs 0 and 1:\n"
         "which GPUs can reach which, copies with peer access on and off, and a kernel\n"
         "reading the other GPU's memory. Checks every result.",
-        opts, KIT_COUNT(opts), prepare, setup, heading, facts, summary, teardown, parts, KIT_COUNT(parts),
+        opts, KIT_COUNT(opts), prepare, setup, NULL, facts, summary, teardown, parts, KIT_COUNT(parts), banner,
     };
     kit_run_defaults(&L.run);
     L.nstreams = DEFAULT_STREAMS;

@@ -594,15 +594,6 @@ static int judge_peer(const impl_t *impl, int a, int b, int on, int supported)
     return ok;
 }
 
-/* Peer access off both ways, whatever it was. */
-static void peer_reset(int a, int b, int supported)
-{
-    if (supported) {
-        access_is(a, b, 0);
-        access_is(b, a, 0);
-    }
-}
-
 
 /* ---- what the harness calls ------------------------------------------------------- */
 
@@ -822,7 +813,8 @@ static void lab08_peer(int a, int b, int on, int supported, int kit, struct lab0
 /* Peer access off both ways, whatever it was; the flaw of --selftest set. */
 static void lab08_reset(int a, int b, int supported, int flaw)
 {
-    peer_reset(a, b, supported);
+    if (supported)
+        access_both(a, b, 0);
     flaw_now = (enum flaw)flaw;
     trace_said = 0;
 }

@@ -51,6 +51,13 @@ static inline int access_is(int x, int y, int on)
     return 0;
 }
 
+/* Peer access on (off) both ways between GPUs a and b, whatever it was. */
+static inline void access_both(int a, int b, int on)
+{
+    access_is(a, b, on);
+    access_is(b, a, on);
+}
+
 /* The kit's own versions, right or with one flaw each (--selftest). */
 enum flaw {
     RIGHT,
