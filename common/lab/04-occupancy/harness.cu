@@ -352,7 +352,7 @@ static config pick_table(unsigned long long *s, const void *ctx)
 
 typedef struct {
     enum model model;
-    int configurations, wrong, wrong_func[3], exposing;
+    tally t; /* against the rules, every GPU of the table */
     int throttles, throttles_wrong;
     int scenario2_checks, scenario2_wrong;
     int k40_ok;
@@ -387,30 +387,27 @@ static void k40_table(cpu_check *r, FILE *out)
 static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE *out)
 {
     unsigned long long s = seed ^ 0x5eed0004ull;
-    tally all;
 
     r->model = m;
     k40_table(r, out);
-    memset(&all, 0, sizeof all);
+    memset(&r->t, 0, sizeof r->t);
     fprintf(out, "The calculator against the rules, on the CPU, on the kit's table of GPUs (seed %llu):\n"
             "%-26s %5s %15s %7s %18s %14s\n",
             seed, "GPU", "cc", "configurations", "agree", "expose a mistake", "throttles");
     for (int i = 0; i < TABLE_ROWS; i++) {
         config list[64];
         int n = exposing_configs(list, 64 - 1, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
-        tally t;
+        tally was = r->t; /* this GPU's row: what the tally gains */
         gpu_limits optin = table[i];
 
-        memset(&t, 0, sizeof t);
-        t.shown = all.shown;
         for (int k = 0; k < n; k++)
-            check_one(r->model, &list[k], -1, &t);
+            check_one(r->model, &list[k], -1, &r->t);
         for (int k = 0; k < CPU_DRAWN; k++) {
             config c = pick_table(&s, &table[i]);
             if (k == 0 && i == TABLE_ROWS - 1)
                 snprintf(r->first_drawn, sizeof r->first_drawn, "%d threads, %d registers, %d bytes", c.threads,
                          c.regs, c.smem);
-            check_one(r->model, &c, -1, &t);
+            check_one(r->model, &c, -1, &r->t);
         }
         /* shared_memory_for_blocks, with the most shared memory a block may opt in to. */
         optin.max_smem_per_block = table_optin[i];
@@ -442,13 +439,8 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
         }
         r->throttles += throttles;
         fprintf(out, "%-26s %2d.%d %15d %7d %18d %7d of %3d\n", table[i].name, table[i].cc_major,
-                table[i].cc_minor, t.checked, t.checked - t.wrong, t.exposing, throttles_right, throttles);
-        all.checked += t.checked;
-        all.wrong += t.wrong;
-        all.exposing += t.exposing;
-        all.shown = t.shown;
-        for (int k = 0; k < 3; k++)
-            all.wrong_func[k] += t.wrong_func[k];
+                table[i].cc_minor, r->t.checked - was.checked, r->t.checked - was.checked - (r->t.wrong - was.wrong),
+                r->t.exposing - was.exposing, throttles_right, throttles);
     }
     /* Scenario 2's threads per block (TODO(6)), for GPUs of many sizes
      * (the course's 15 SMX, a laptop's few SMs, a T4's 40, an H100's 132,
@@ -456,28 +448,20 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
      * per SM of 1,024 threads. */
     static const int sm_counts[] = {1, 2, 5, 15, 16, 20, 28, 40, 46, 58, 80, 82, 108, 128, 132, 142, 170};
     const int gpu_sizes = KIT_COUNT(sm_counts) + 8;
-    {
-        for (int k = 0; k < gpu_sizes; k++) {
-            int sms = k < KIT_COUNT(sm_counts) ? sm_counts[k] : draw(&s, 1, 200);
-            for (int e = 0; e < 22; e++) {
-                unsigned int n = e < 16 ? 32u << e : (unsigned int)draw(&s, 1, 1 << 22);
-                int t = scenario2_of(r->model, n, sms);
-                const char *why = scenario2_wrong(t, n, sms);
-                r->scenario2_checks++;
-                if (!why)
-                    continue;
-                if (r->scenario2_wrong++ == 0)
-                    fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s (TODO(6))\n",
-                            kit_program, n, sms, t, why);
-            }
+    for (int k = 0; k < gpu_sizes; k++) {
+        int sms = k < KIT_COUNT(sm_counts) ? sm_counts[k] : draw(&s, 1, 200);
+        for (int e = 0; e < 22; e++) {
+            unsigned int n = e < 16 ? 32u << e : (unsigned int)draw(&s, 1, 1 << 22);
+            int t = scenario2_of(r->model, n, sms);
+            const char *why = scenario2_wrong(t, n, sms);
+            r->scenario2_checks++;
+            if (why && r->scenario2_wrong++ == 0)
+                fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s (TODO(6))\n", kit_program,
+                        n, sms, t, why);
         }
     }
     fprintf(out, "scenario 2's threads per block (TODO(6)): %d of %d right, on %d GPU sizes\n\n",
             r->scenario2_checks - r->scenario2_wrong, r->scenario2_checks, gpu_sizes);
-    r->configurations = all.checked;
-    r->wrong = all.wrong;
-    r->exposing = all.exposing;
-    memcpy(r->wrong_func, all.wrong_func, sizeof all.wrong_func);
     fprintf(out, "(expose a mistake: configurations where registers counted per thread, not rounded per warp\n"
             "or taken from one pool, no reserved shared memory, or blocks not in whole warps give\n"
             "another answer; throttles: shared_memory_for_blocks, right of drawn)\n\n");
@@ -492,9 +476,9 @@ static void cpu_facts(const cpu_check *r)
         snprintf(key, sizeof key, "k40-occupancy-%d", t[i]);
         kit_kv(key, "%.4f", r->k40[i]);
     }
-    kit_kv("calculator-cpu-configurations", "%d", r->configurations);
-    kit_kv("calculator-cpu-mismatches", "%d", r->wrong);
-    kit_kv("calculator-cpu-exposing", "%d", r->exposing);
+    kit_kv("calculator-cpu-configurations", "%d", r->t.checked);
+    kit_kv("calculator-cpu-mismatches", "%d", r->t.wrong);
+    kit_kv("calculator-cpu-exposing", "%d", r->t.exposing);
     kit_kv("calculator-first-drawn", "%s", r->first_drawn);
     kit_kv("throttle-cpu-checks", "%d", r->throttles);
     kit_kv("throttle-cpu-mismatches", "%d", r->throttles_wrong);
@@ -511,13 +495,13 @@ static int cpu_verdict(const cpu_check *r)
                         "TODO(1) and TODO(2)\n", kit_program);
         ok = 0;
     }
-    if (r->wrong) {
+    if (r->t.wrong) {
         fprintf(stderr, "%s: the calculator disagrees with the rules in %d of %d configurations on the kit's table of "
                         "GPUs:",
-                kit_program, r->wrong, r->configurations);
+                kit_program, r->t.wrong, r->t.checked);
         for (int i = 0; i < 3; i++)
-            if (r->wrong_func[i])
-                fprintf(stderr, " %s in %d (%s);", limit_funcs[i], r->wrong_func[i], limit_todos[i]);
+            if (r->t.wrong_func[i])
+                fprintf(stderr, " %s in %d (%s);", limit_funcs[i], r->t.wrong_func[i], limit_todos[i]);
         fprintf(stderr, " the first ones are above\n");
         ok = 0;
     }
@@ -599,21 +583,18 @@ static config pick_kernel(unsigned long long *s, const void *ctx)
 }
 
 typedef struct {
-    int configurations, wrong, kit_wrong, exposing;
+    tally t;       /* against the runtime */
+    int kit_wrong; /* the kit's own rules against the runtime */
 } gpu_check;
 
-static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *kernels, int nk,
-                           unsigned long long seed, FILE *out)
+static void check_gpu(gpu_check *r, enum model m, const kit_device *d, const kernel_ref *kernels, int nk,
+                      unsigned long long seed, FILE *out)
 {
     static const int grid_threads[] = {32, 64, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 896, 1024};
     static const int grid_smem[] = {0, 1000, 8192, 30000};
     unsigned long long s = seed ^ 0x6b6e6c73ull;
-    gpu_check r;
-    tally t;
-    int kit_shown = 0;
 
-    memset(&r, 0, sizeof r);
-    memset(&t, 0, sizeof t);
+    memset(r, 0, sizeof *r);
     fprintf(out, "Your calculator against cudaOccupancyMaxActiveBlocksPerMultiprocessor on this GPU:\n"
             "%-34s %10s %8s %15s %7s %18s\n", "kernel", "registers", "static", "configurations", "agree",
             "expose a mistake");
@@ -622,7 +603,8 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
         gpu_limits g;
         kernel_ctx kc;
         config list[160];
-        int n = 0, before = t.checked, wrong_before = t.wrong, exp_before = t.exposing;
+        int n = 0;
+        tally was = r->t; /* this kernel's row: what the tally gains */
 
         KIT_CHECK(cudaFuncGetAttributes(&fa, kernels[k].fn));
         g = limits_of(d, &fa);
@@ -632,8 +614,8 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
         kc.static_smem = (int)fa.sharedSizeBytes;
         kc.max_threads = imin(fa.maxThreadsPerBlock, d->max_threads_per_block);
         kc.max_dynamic = fa.maxDynamicSharedSizeBytes;
-        for (size_t i = 0; i < sizeof grid_threads / sizeof *grid_threads; i++)
-            for (size_t j = 0; j < sizeof grid_smem / sizeof *grid_smem; j++) {
+        for (int i = 0; i < KIT_COUNT(grid_threads); i++)
+            for (int j = 0; j < KIT_COUNT(grid_smem); j++) {
                 config c = {&g, kernels[k].name, grid_threads[i], fa.numRegs, kc.static_smem + grid_smem[j]};
                 if (grid_threads[i] <= kc.max_threads && grid_smem[j] <= kc.max_dynamic)
                     list[n++] = c;
@@ -643,29 +625,24 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
             list[n++] = pick_kernel(&s, &kc);
         for (int i = 0; i < n; i++) {
             int api = runtime_blocks(kernels[k].fn, list[i].threads, list[i].smem - kc.static_smem);
-            if (calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks != api) {
+            int kit = calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks;
+            if (kit != api && r->kit_wrong++ < SHOWN) {
                 char what[256];
-                r.kit_wrong++;
                 describe(what, sizeof what, &list[i]);
-                if (kit_shown++ < SHOWN)
-                    fprintf(stderr, "%s: note: %s: the kit's own rules give %d blocks per SM, the runtime %d\n",
-                            kit_program, what, calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks,
-                            api);
+                fprintf(stderr, "%s: note: %s: the kit's own rules give %d blocks per SM, the runtime %d\n",
+                        kit_program, what, kit, api);
             }
-            check_one(m, &list[i], api, &t);
+            check_one(m, &list[i], api, &r->t);
         }
         fprintf(out, "%-34s %10d %8d %15d %7d %18d\n", kernels[k].name, fa.numRegs, kc.static_smem,
-                t.checked - before, t.checked - before - (t.wrong - wrong_before), t.exposing - exp_before);
+                r->t.checked - was.checked, r->t.checked - was.checked - (r->t.wrong - was.wrong),
+                r->t.exposing - was.exposing);
     }
-    r.configurations = t.checked;
-    r.wrong = t.wrong;
-    r.exposing = t.exposing;
     fprintf(out, "\n");
-    if (r.kit_wrong)
+    if (r->kit_wrong)
         fprintf(stderr, "%s: note: the kit's own rules disagree with the runtime in %d configurations on %s "
                         "(compute capability %d.%d): the kit may not know this GPU's rules\n",
-                kit_program, r.kit_wrong, d->name, d->cc_major, d->cc_minor);
-    return r;
+                kit_program, r->kit_wrong, d->name, d->cc_major, d->cc_minor);
 }
 
 /* ---- the kit's own kernels ------------------------------------------------------ */
@@ -1075,7 +1052,7 @@ static void part1_measure(lab *L)
     fprintf(out, "Part 1: the occupancy calculator (TODO(1) to TODO(3), TODO(5) and TODO(6)); calculator: %s\n\n",
             model_help[L->model]);
     check_cpu(&L->cpu, L->model, L->run.c.seed, out);
-    L->gpu = check_gpu(L->model, &L->run.dev, kernels, KIT_COUNT(kernels), L->run.c.seed, out);
+    check_gpu(&L->gpu, L->model, &L->run.dev, kernels, KIT_COUNT(kernels), L->run.c.seed, out);
     fclose(out);
 }
 
@@ -1084,9 +1061,9 @@ static void part1_print(lab *L) { fputs(L->part1_text, stdout); }
 static void part1_kv(lab *L)
 {
     cpu_facts(&L->cpu);
-    kit_kv("calculator-gpu-configurations", "%d", L->gpu.configurations);
-    kit_kv("calculator-gpu-mismatches", "%d", L->gpu.wrong);
-    kit_kv("calculator-gpu-exposing", "%d", L->gpu.exposing);
+    kit_kv("calculator-gpu-configurations", "%d", L->gpu.t.checked);
+    kit_kv("calculator-gpu-mismatches", "%d", L->gpu.t.wrong);
+    kit_kv("calculator-gpu-exposing", "%d", L->gpu.t.exposing);
     kit_kv("kit-model-gpu-mismatches", "%d", L->gpu.kit_wrong);
 }
 
@@ -1096,10 +1073,10 @@ static void part1_verdict(lab *L)
 {
     if (!cpu_verdict(&L->cpu))
         L->run.pass = 0;
-    if (L->gpu.wrong) {
+    if (L->gpu.t.wrong) {
         fprintf(stderr, "%s: the calculator disagrees with cudaOccupancyMaxActiveBlocksPerMultiprocessor in %d of %d "
                         "configurations on this GPU (the first ones are above)\n",
-                kit_program, L->gpu.wrong, L->gpu.configurations);
+                kit_program, L->gpu.t.wrong, L->gpu.t.checked);
         L->run.pass = 0;
     }
 }
