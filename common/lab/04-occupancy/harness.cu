@@ -116,7 +116,6 @@ static const gpu_limits table[] = {
 };
 /* The most a block may declare when the kernel opts in, per row of the table. */
 static const int table_optin[] = {49152, 98304, 65536, 166912, 101376, 101376, 232448};
-#define TABLE_ROWS ((int)(sizeof table / sizeof table[0]))
 
 /* Whose calculator is checked: the student's, the kit's, or the kit's with
  * one known mistake (the tests' negative controls). */
@@ -394,7 +393,7 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
     fprintf(out, "The calculator against the rules, on the CPU, on the kit's table of GPUs (seed %llu):\n"
             "%-26s %5s %15s %7s %18s %14s\n",
             seed, "GPU", "cc", "configurations", "agree", "expose a mistake", "throttles");
-    for (int i = 0; i < TABLE_ROWS; i++) {
+    for (int i = 0; i < KIT_COUNT(table); i++) {
         config list[64];
         int n = exposing_configs(list, 64 - 1, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
         tally was = r->t; /* this GPU's row: what the tally gains */
@@ -404,7 +403,7 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
             check_one(r->model, &list[k], -1, &r->t);
         for (int k = 0; k < CPU_DRAWN; k++) {
             config c = pick_table(&s, &table[i]);
-            if (k == 0 && i == TABLE_ROWS - 1)
+            if (k == 0 && i == KIT_COUNT(table) - 1)
                 snprintf(r->first_drawn, sizeof r->first_drawn, "%d threads, %d registers, %d bytes", c.threads,
                          c.regs, c.smem);
             check_one(r->model, &c, -1, &r->t);
@@ -469,11 +468,10 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
 
 static void cpu_facts(const cpu_check *r)
 {
-    static const int t[6] = {32, 64, 128, 256, 512, 1024};
     char key[48];
     kit_kv("calculator", "%s", model_names[r->model]);
-    for (int i = 0; i < 6; i++) {
-        snprintf(key, sizeof key, "k40-occupancy-%d", t[i]);
+    for (int i = 0, t = 32; i < 6; i++, t *= 2) {
+        snprintf(key, sizeof key, "k40-occupancy-%d", t);
         kit_kv(key, "%.4f", r->k40[i]);
     }
     kit_kv("calculator-cpu-configurations", "%d", r->t.checked);
@@ -956,8 +954,6 @@ static void row_init(measured *m, lab *L, enum kind kind, kit_counter *counter)
     m->run.counter = counter;
     m->run.dev = &L->run.dev;
     m->run.trace_only = 1;
-    m->run.grid = dim3(1);
-    m->run.block = dim3(1);
 }
 
 /* Counted, checked, timed; the theoretical occupancy of both builds. The
@@ -1000,31 +996,36 @@ static void csv_rows(const lab *L, FILE *csv, int part, const measured *m, int n
     }
 }
 
+/* A key: value line under row m's key: "KEY-suffix: value". */
+static void row_kv(const measured *m, const char *suffix, const char *fmt, ...)
+{
+    char key[80], value[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    snprintf(key, sizeof key, "%s-%s", m->row.key, suffix);
+    kit_kv(key, "%s", value);
+}
+
 /* Rows' key: value lines, each under its key (not launched: none). */
 static void measured_kv(const measured *m, int n)
 {
-    char k[80];
-#define KV(suffix, fmt, value)                           \
-    do {                                                 \
-        snprintf(k, sizeof k, "%s-" suffix, m->row.key); \
-        kit_kv(k, fmt, value);                           \
-    } while (0)
     for (; n > 0; n--, m++) {
         if (!m->launched)
             continue;
         kit_row_kv(&m->row);
-        KV("threads", "%u", m->run.block.x * m->run.block.y);
-        KV("blocks", "%llu", (unsigned long long)m->run.grid.x * m->run.grid.y);
-        KV("registers", "%d", m->regs);
-        KV("blocks-per-sm", "%d", m->blocks_per_sm);
-        KV("theoretical", "%.4f", m->theoretical);
-        KV("counted-theoretical", "%.4f", m->counted_theoretical);
-        KV("achieved", "%.4f", m->run.trace.achieved_occupancy);
-        KV("sm-efficiency", "%.4f", m->run.trace.sm_efficiency);
-        KV("peak-warps-per-sm", "%d", m->run.trace.peak_warps_per_sm);
-        KV("traced-warps", "%llu", m->run.trace.warps);
+        row_kv(m, "threads", "%u", m->run.block.x * m->run.block.y);
+        row_kv(m, "blocks", "%llu", (unsigned long long)m->run.grid.x * m->run.grid.y);
+        row_kv(m, "registers", "%d", m->regs);
+        row_kv(m, "blocks-per-sm", "%d", m->blocks_per_sm);
+        row_kv(m, "theoretical", "%.4f", m->theoretical);
+        row_kv(m, "counted-theoretical", "%.4f", m->counted_theoretical);
+        row_kv(m, "achieved", "%.4f", m->run.trace.achieved_occupancy);
+        row_kv(m, "sm-efficiency", "%.4f", m->run.trace.sm_efficiency);
+        row_kv(m, "peak-warps-per-sm", "%d", m->run.trace.peak_warps_per_sm);
+        row_kv(m, "traced-warps", "%llu", m->run.trace.warps);
     }
-#undef KV
 }
 
 /* ---- Part 1: the calculator --------------------------------------------------- */
@@ -1193,7 +1194,7 @@ static void part2_print(lab *L)
                    100 * m->run.trace.achieved_occupancy, 100 * m->run.trace.sm_efficiency, ms_of(m));
         }
         printf(" %5.2fx", ratio(ms_of(&L->sc[i][0]), ms_of(&L->sc[i][1])));
-        if (i < (int)(sizeof course_s1 / sizeof *course_s1))
+        if (i < KIT_COUNT(course_s1))
             printf(" %5.2fx", course_s1[i] / course_s2[i]);
         printf("\n");
     }
@@ -1395,17 +1396,12 @@ static void part4_csv(lab *L, FILE *csv) { csv_rows(L, csv, 4, L->shape, SHAPES)
 
 static void part4_kv(lab *L)
 {
-    char key[64];
-    for (int k = 0; k < SHAPES; k++) {
-        const measured *m = &L->shape[k];
-        snprintf(key, sizeof key, "%s-valid", m->row.key);
-        kit_kv(key, "%s", m->launched ? "yes" : "no");
+    for (const measured *m = L->shape; m < L->shape + SHAPES; m++) {
+        row_kv(m, "valid", "%s", m->launched ? "yes" : "no");
         measured_kv(m, 1);
         if (m->launched) {
-            snprintf(key, sizeof key, "%s-segments-per-request", m->row.key);
-            kit_kv(key, "%.4f", kit_row_segments(&m->row));
-            snprintf(key, sizeof key, "%s-sectors-per-request", m->row.key);
-            kit_kv(key, "%.4f", kit_row_sectors(&m->row));
+            row_kv(m, "segments-per-request", "%.4f", kit_row_segments(&m->row));
+            row_kv(m, "sectors-per-request", "%.4f", kit_row_sectors(&m->row));
         }
     }
 }
@@ -1586,26 +1582,21 @@ static void part5_csv(lab *L, FILE *csv)
 
 static void part5_kv(lab *L)
 {
-    char key[48];
     for (int b = 0; b < 2; b++) {
         const measured *m = &L->heavy[b];
         measured_kv(m, 1);
-        snprintf(key, sizeof key, "%s-predicted-blocks", m->row.key);
-        kit_kv(key, "%d", L->heavy_predicted[b]);
-        snprintf(key, sizeof key, "%s-registers", m->row.key);
+        row_kv(m, "predicted-blocks", "%d", L->heavy_predicted[b]);
         if (!m->launched)
-            kit_kv(key, "%d", m->regs);
+            row_kv(m, "registers", "%d", m->regs);
     }
     kit_kv("heavy-target-blocks-per-sm", "%d", L->heavy_target_blocks);
     if (L->heavy[0].launched && L->heavy[1].launched)
         kit_kv("heavy-bounded-over-heavy-time", "%.3f", ratio(ms_of(&L->heavy[1]), ms_of(&L->heavy[0])));
     kit_kv("throttle-unthrottled-blocks-per-sm", "%d", L->unthrottled);
-    for (int i = 0; i < L->nthrottle; i++) {
+    for (int i = 0; i < L->nthrottle; i++) { /* a throttle's key: throttle-TARGET */
         measured_kv(&L->throttle[i], 1);
-        snprintf(key, sizeof key, "throttle-%d-shared-bytes", L->throttle_target[i]);
-        kit_kv(key, "%d", L->throttle[i].run.smem);
-        snprintf(key, sizeof key, "throttle-%d-predicted-blocks", L->throttle_target[i]);
-        kit_kv(key, "%d", L->throttle_predicted[i]);
+        row_kv(&L->throttle[i], "shared-bytes", "%d", L->throttle[i].run.smem);
+        row_kv(&L->throttle[i], "predicted-blocks", "%d", L->throttle_predicted[i]);
     }
     if (L->nthrottle > 1 && L->throttle[0].launched && L->throttle[L->nthrottle - 1].launched)
         kit_kv("throttle-slowdown", "%.3f", ratio(ms_of(&L->throttle[L->nthrottle - 1]), ms_of(&L->throttle[0])));
