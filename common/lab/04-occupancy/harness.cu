@@ -313,16 +313,17 @@ static void check_one(enum model m, const config *c, int api, tally *t)
     fprintf(stderr, "\n");
 }
 
-/* Adds to list[] up to PER_MISTAKE configurations, drawn from the seed's
- * stream by `pick`, for which each known mistake gives another answer. */
+/* Adds to list[] (room for `most`) up to PER_MISTAKE configurations,
+ * drawn from the seed's stream by `pick`, for which each known mistake
+ * gives another answer, then `drawn` configurations as they come. */
 typedef config (*picker)(unsigned long long *s, const void *ctx);
 
-static int exposing_configs(config *list, int most, picker pick, const void *ctx, unsigned long long *s)
+static int draw_configs(config *list, int most, int drawn, picker pick, const void *ctx, unsigned long long *s)
 {
     int n = 0;
     for (int w = PER_THREAD; w < MODELS; w++) {
         int found = 0;
-        for (int tries = 0; tries < 20000 && found < PER_MISTAKE && n < most; tries++) {
+        for (int tries = 0; tries < 20000 && found < PER_MISTAKE && n < most - drawn; tries++) {
             config c = pick(s, ctx);
             if (calculate((enum model)w, c.g, c.threads, c.regs, c.smem).blocks !=
                 calculate(KIT, c.g, c.threads, c.regs, c.smem).blocks) {
@@ -331,6 +332,8 @@ static int exposing_configs(config *list, int most, picker pick, const void *ctx
             }
         }
     }
+    while (drawn-- > 0)
+        list[n++] = pick(s, ctx);
     return n;
 }
 
@@ -395,19 +398,15 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
             seed, "GPU", "cc", "configurations", "agree", "expose a mistake", "throttles");
     for (int i = 0; i < KIT_COUNT(table); i++) {
         config list[64];
-        int n = exposing_configs(list, 64 - 1, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
+        int n = draw_configs(list, 64, CPU_DRAWN, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
         tally was = r->t; /* this GPU's row: what the tally gains */
         gpu_limits optin = table[i];
 
         for (int k = 0; k < n; k++)
             check_one(r->model, &list[k], -1, &r->t);
-        for (int k = 0; k < CPU_DRAWN; k++) {
-            config c = pick_table(&s, &table[i]);
-            if (k == 0 && i == KIT_COUNT(table) - 1)
-                snprintf(r->first_drawn, sizeof r->first_drawn, "%d threads, %d registers, %d bytes", c.threads,
-                         c.regs, c.smem);
-            check_one(r->model, &c, -1, &r->t);
-        }
+        if (i == KIT_COUNT(table) - 1) /* the last GPU's first drawn one */
+            snprintf(r->first_drawn, sizeof r->first_drawn, "%d threads, %d registers, %d bytes",
+                     list[n - CPU_DRAWN].threads, list[n - CPU_DRAWN].regs, list[n - CPU_DRAWN].smem);
         /* shared_memory_for_blocks, with the most shared memory a block may opt in to. */
         optin.max_smem_per_block = table_optin[i];
         for (int k = 0; k < THROTTLE_DRAWN * 4 && throttles < THROTTLE_DRAWN; k++) {
@@ -618,9 +617,7 @@ static void check_gpu(gpu_check *r, enum model m, const kit_device *d, const ker
                 if (grid_threads[i] <= kc.max_threads && grid_smem[j] <= kc.max_dynamic)
                     list[n++] = c;
             }
-        n += exposing_configs(list + n, 160 - n - GPU_DRAWN, pick_kernel, &kc, &s);
-        for (int i = 0; i < GPU_DRAWN; i++)
-            list[n++] = pick_kernel(&s, &kc);
+        n += draw_configs(list + n, 160 - n, GPU_DRAWN, pick_kernel, &kc, &s);
         for (int i = 0; i < n; i++) {
             int api = runtime_blocks(kernels[k].fn, list[i].threads, list[i].smem - kc.static_smem);
             int kit = calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks;
