@@ -116,7 +116,6 @@ static const gpu_limits table[] = {
 };
 /* The most a block may declare when the kernel opts in, per row of the table. */
 static const int table_optin[] = {49152, 98304, 65536, 166912, 101376, 101376, 232448};
-#define TABLE_ROWS ((int)(sizeof table / sizeof table[0]))
 
 /* Whose calculator is checked: the student's, the kit's, or the kit's with
  * one known mistake (the tests' negative controls). */
@@ -314,16 +313,17 @@ static void check_one(enum model m, const config *c, int api, tally *t)
     fprintf(stderr, "\n");
 }
 
-/* Adds to list[] up to PER_MISTAKE configurations, drawn from the seed's
- * stream by `pick`, for which each known mistake gives another answer. */
+/* Adds to list[] (room for `most`) up to PER_MISTAKE configurations,
+ * drawn from the seed's stream by `pick`, for which each known mistake
+ * gives another answer, then `drawn` configurations as they come. */
 typedef config (*picker)(unsigned long long *s, const void *ctx);
 
-static int exposing_configs(config *list, int most, picker pick, const void *ctx, unsigned long long *s)
+static int draw_configs(config *list, int most, int drawn, picker pick, const void *ctx, unsigned long long *s)
 {
     int n = 0;
     for (int w = PER_THREAD; w < MODELS; w++) {
         int found = 0;
-        for (int tries = 0; tries < 20000 && found < PER_MISTAKE && n < most; tries++) {
+        for (int tries = 0; tries < 20000 && found < PER_MISTAKE && n < most - drawn; tries++) {
             config c = pick(s, ctx);
             if (calculate((enum model)w, c.g, c.threads, c.regs, c.smem).blocks !=
                 calculate(KIT, c.g, c.threads, c.regs, c.smem).blocks) {
@@ -332,6 +332,8 @@ static int exposing_configs(config *list, int most, picker pick, const void *ctx
             }
         }
     }
+    while (drawn-- > 0)
+        list[n++] = pick(s, ctx);
     return n;
 }
 
@@ -352,7 +354,7 @@ static config pick_table(unsigned long long *s, const void *ctx)
 
 typedef struct {
     enum model model;
-    int configurations, wrong, wrong_func[3], exposing;
+    tally t; /* against the rules, every GPU of the table */
     int throttles, throttles_wrong;
     int scenario2_checks, scenario2_wrong;
     int k40_ok;
@@ -387,31 +389,24 @@ static void k40_table(cpu_check *r, FILE *out)
 static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE *out)
 {
     unsigned long long s = seed ^ 0x5eed0004ull;
-    tally all;
 
     r->model = m;
     k40_table(r, out);
-    memset(&all, 0, sizeof all);
+    memset(&r->t, 0, sizeof r->t);
     fprintf(out, "The calculator against the rules, on the CPU, on the kit's table of GPUs (seed %llu):\n"
             "%-26s %5s %15s %7s %18s %14s\n",
             seed, "GPU", "cc", "configurations", "agree", "expose a mistake", "throttles");
-    for (int i = 0; i < TABLE_ROWS; i++) {
+    for (int i = 0; i < KIT_COUNT(table); i++) {
         config list[64];
-        int n = exposing_configs(list, 64 - 1, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
-        tally t;
+        int n = draw_configs(list, 64, CPU_DRAWN, pick_table, &table[i], &s), throttles = 0, throttles_right = 0;
+        tally was = r->t; /* this GPU's row: what the tally gains */
         gpu_limits optin = table[i];
 
-        memset(&t, 0, sizeof t);
-        t.shown = all.shown;
         for (int k = 0; k < n; k++)
-            check_one(r->model, &list[k], -1, &t);
-        for (int k = 0; k < CPU_DRAWN; k++) {
-            config c = pick_table(&s, &table[i]);
-            if (k == 0 && i == TABLE_ROWS - 1)
-                snprintf(r->first_drawn, sizeof r->first_drawn, "%d threads, %d registers, %d bytes", c.threads,
-                         c.regs, c.smem);
-            check_one(r->model, &c, -1, &t);
-        }
+            check_one(r->model, &list[k], -1, &r->t);
+        if (i == KIT_COUNT(table) - 1) /* the last GPU's first drawn one */
+            snprintf(r->first_drawn, sizeof r->first_drawn, "%d threads, %d registers, %d bytes",
+                     list[n - CPU_DRAWN].threads, list[n - CPU_DRAWN].regs, list[n - CPU_DRAWN].smem);
         /* shared_memory_for_blocks, with the most shared memory a block may opt in to. */
         optin.max_smem_per_block = table_optin[i];
         for (int k = 0; k < THROTTLE_DRAWN * 4 && throttles < THROTTLE_DRAWN; k++) {
@@ -442,13 +437,8 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
         }
         r->throttles += throttles;
         fprintf(out, "%-26s %2d.%d %15d %7d %18d %7d of %3d\n", table[i].name, table[i].cc_major,
-                table[i].cc_minor, t.checked, t.checked - t.wrong, t.exposing, throttles_right, throttles);
-        all.checked += t.checked;
-        all.wrong += t.wrong;
-        all.exposing += t.exposing;
-        all.shown = t.shown;
-        for (int k = 0; k < 3; k++)
-            all.wrong_func[k] += t.wrong_func[k];
+                table[i].cc_minor, r->t.checked - was.checked, r->t.checked - was.checked - (r->t.wrong - was.wrong),
+                r->t.exposing - was.exposing, throttles_right, throttles);
     }
     /* Scenario 2's threads per block (TODO(6)), for GPUs of many sizes
      * (the course's 15 SMX, a laptop's few SMs, a T4's 40, an H100's 132,
@@ -456,28 +446,20 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
      * per SM of 1,024 threads. */
     static const int sm_counts[] = {1, 2, 5, 15, 16, 20, 28, 40, 46, 58, 80, 82, 108, 128, 132, 142, 170};
     const int gpu_sizes = KIT_COUNT(sm_counts) + 8;
-    {
-        for (int k = 0; k < gpu_sizes; k++) {
-            int sms = k < KIT_COUNT(sm_counts) ? sm_counts[k] : draw(&s, 1, 200);
-            for (int e = 0; e < 22; e++) {
-                unsigned int n = e < 16 ? 32u << e : (unsigned int)draw(&s, 1, 1 << 22);
-                int t = scenario2_of(r->model, n, sms);
-                const char *why = scenario2_wrong(t, n, sms);
-                r->scenario2_checks++;
-                if (!why)
-                    continue;
-                if (r->scenario2_wrong++ == 0)
-                    fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s (TODO(6))\n",
-                            kit_program, n, sms, t, why);
-            }
+    for (int k = 0; k < gpu_sizes; k++) {
+        int sms = k < KIT_COUNT(sm_counts) ? sm_counts[k] : draw(&s, 1, 200);
+        for (int e = 0; e < 22; e++) {
+            unsigned int n = e < 16 ? 32u << e : (unsigned int)draw(&s, 1, 1 << 22);
+            int t = scenario2_of(r->model, n, sms);
+            const char *why = scenario2_wrong(t, n, sms);
+            r->scenario2_checks++;
+            if (why && r->scenario2_wrong++ == 0)
+                fprintf(stderr, "%s: scenario2_threads_per_block(n = %u, %d SMs) = %d: %s (TODO(6))\n", kit_program,
+                        n, sms, t, why);
         }
     }
     fprintf(out, "scenario 2's threads per block (TODO(6)): %d of %d right, on %d GPU sizes\n\n",
             r->scenario2_checks - r->scenario2_wrong, r->scenario2_checks, gpu_sizes);
-    r->configurations = all.checked;
-    r->wrong = all.wrong;
-    r->exposing = all.exposing;
-    memcpy(r->wrong_func, all.wrong_func, sizeof all.wrong_func);
     fprintf(out, "(expose a mistake: configurations where registers counted per thread, not rounded per warp\n"
             "or taken from one pool, no reserved shared memory, or blocks not in whole warps give\n"
             "another answer; throttles: shared_memory_for_blocks, right of drawn)\n\n");
@@ -485,16 +467,15 @@ static void check_cpu(cpu_check *r, enum model m, unsigned long long seed, FILE 
 
 static void cpu_facts(const cpu_check *r)
 {
-    static const int t[6] = {32, 64, 128, 256, 512, 1024};
     char key[48];
     kit_kv("calculator", "%s", model_names[r->model]);
-    for (int i = 0; i < 6; i++) {
-        snprintf(key, sizeof key, "k40-occupancy-%d", t[i]);
+    for (int i = 0, t = 32; i < 6; i++, t *= 2) {
+        snprintf(key, sizeof key, "k40-occupancy-%d", t);
         kit_kv(key, "%.4f", r->k40[i]);
     }
-    kit_kv("calculator-cpu-configurations", "%d", r->configurations);
-    kit_kv("calculator-cpu-mismatches", "%d", r->wrong);
-    kit_kv("calculator-cpu-exposing", "%d", r->exposing);
+    kit_kv("calculator-cpu-configurations", "%d", r->t.checked);
+    kit_kv("calculator-cpu-mismatches", "%d", r->t.wrong);
+    kit_kv("calculator-cpu-exposing", "%d", r->t.exposing);
     kit_kv("calculator-first-drawn", "%s", r->first_drawn);
     kit_kv("throttle-cpu-checks", "%d", r->throttles);
     kit_kv("throttle-cpu-mismatches", "%d", r->throttles_wrong);
@@ -511,13 +492,13 @@ static int cpu_verdict(const cpu_check *r)
                         "TODO(1) and TODO(2)\n", kit_program);
         ok = 0;
     }
-    if (r->wrong) {
+    if (r->t.wrong) {
         fprintf(stderr, "%s: the calculator disagrees with the rules in %d of %d configurations on the kit's table of "
                         "GPUs:",
-                kit_program, r->wrong, r->configurations);
+                kit_program, r->t.wrong, r->t.checked);
         for (int i = 0; i < 3; i++)
-            if (r->wrong_func[i])
-                fprintf(stderr, " %s in %d (%s);", limit_funcs[i], r->wrong_func[i], limit_todos[i]);
+            if (r->t.wrong_func[i])
+                fprintf(stderr, " %s in %d (%s);", limit_funcs[i], r->t.wrong_func[i], limit_todos[i]);
         fprintf(stderr, " the first ones are above\n");
         ok = 0;
     }
@@ -599,21 +580,18 @@ static config pick_kernel(unsigned long long *s, const void *ctx)
 }
 
 typedef struct {
-    int configurations, wrong, kit_wrong, exposing;
+    tally t;       /* against the runtime */
+    int kit_wrong; /* the kit's own rules against the runtime */
 } gpu_check;
 
-static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *kernels, int nk,
-                           unsigned long long seed, FILE *out)
+static void check_gpu(gpu_check *r, enum model m, const kit_device *d, const kernel_ref *kernels, int nk,
+                      unsigned long long seed, FILE *out)
 {
     static const int grid_threads[] = {32, 64, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 896, 1024};
     static const int grid_smem[] = {0, 1000, 8192, 30000};
     unsigned long long s = seed ^ 0x6b6e6c73ull;
-    gpu_check r;
-    tally t;
-    int kit_shown = 0;
 
-    memset(&r, 0, sizeof r);
-    memset(&t, 0, sizeof t);
+    memset(r, 0, sizeof *r);
     fprintf(out, "Your calculator against cudaOccupancyMaxActiveBlocksPerMultiprocessor on this GPU:\n"
             "%-34s %10s %8s %15s %7s %18s\n", "kernel", "registers", "static", "configurations", "agree",
             "expose a mistake");
@@ -622,7 +600,8 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
         gpu_limits g;
         kernel_ctx kc;
         config list[160];
-        int n = 0, before = t.checked, wrong_before = t.wrong, exp_before = t.exposing;
+        int n = 0;
+        tally was = r->t; /* this kernel's row: what the tally gains */
 
         KIT_CHECK(cudaFuncGetAttributes(&fa, kernels[k].fn));
         g = limits_of(d, &fa);
@@ -632,40 +611,33 @@ static gpu_check check_gpu(enum model m, const kit_device *d, const kernel_ref *
         kc.static_smem = (int)fa.sharedSizeBytes;
         kc.max_threads = imin(fa.maxThreadsPerBlock, d->max_threads_per_block);
         kc.max_dynamic = fa.maxDynamicSharedSizeBytes;
-        for (size_t i = 0; i < sizeof grid_threads / sizeof *grid_threads; i++)
-            for (size_t j = 0; j < sizeof grid_smem / sizeof *grid_smem; j++) {
+        for (int i = 0; i < KIT_COUNT(grid_threads); i++)
+            for (int j = 0; j < KIT_COUNT(grid_smem); j++) {
                 config c = {&g, kernels[k].name, grid_threads[i], fa.numRegs, kc.static_smem + grid_smem[j]};
                 if (grid_threads[i] <= kc.max_threads && grid_smem[j] <= kc.max_dynamic)
                     list[n++] = c;
             }
-        n += exposing_configs(list + n, 160 - n - GPU_DRAWN, pick_kernel, &kc, &s);
-        for (int i = 0; i < GPU_DRAWN; i++)
-            list[n++] = pick_kernel(&s, &kc);
+        n += draw_configs(list + n, 160 - n, GPU_DRAWN, pick_kernel, &kc, &s);
         for (int i = 0; i < n; i++) {
             int api = runtime_blocks(kernels[k].fn, list[i].threads, list[i].smem - kc.static_smem);
-            if (calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks != api) {
+            int kit = calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks;
+            if (kit != api && r->kit_wrong++ < SHOWN) {
                 char what[256];
-                r.kit_wrong++;
                 describe(what, sizeof what, &list[i]);
-                if (kit_shown++ < SHOWN)
-                    fprintf(stderr, "%s: note: %s: the kit's own rules give %d blocks per SM, the runtime %d\n",
-                            kit_program, what, calculate(KIT, &g, list[i].threads, list[i].regs, list[i].smem).blocks,
-                            api);
+                fprintf(stderr, "%s: note: %s: the kit's own rules give %d blocks per SM, the runtime %d\n",
+                        kit_program, what, kit, api);
             }
-            check_one(m, &list[i], api, &t);
+            check_one(m, &list[i], api, &r->t);
         }
         fprintf(out, "%-34s %10d %8d %15d %7d %18d\n", kernels[k].name, fa.numRegs, kc.static_smem,
-                t.checked - before, t.checked - before - (t.wrong - wrong_before), t.exposing - exp_before);
+                r->t.checked - was.checked, r->t.checked - was.checked - (r->t.wrong - was.wrong),
+                r->t.exposing - was.exposing);
     }
-    r.configurations = t.checked;
-    r.wrong = t.wrong;
-    r.exposing = t.exposing;
     fprintf(out, "\n");
-    if (r.kit_wrong)
+    if (r->kit_wrong)
         fprintf(stderr, "%s: note: the kit's own rules disagree with the runtime in %d configurations on %s "
                         "(compute capability %d.%d): the kit may not know this GPU's rules\n",
-                kit_program, r.kit_wrong, d->name, d->cc_major, d->cc_minor);
-    return r;
+                kit_program, r->kit_wrong, d->name, d->cc_major, d->cc_minor);
 }
 
 /* ---- the kit's own kernels ------------------------------------------------------ */
@@ -979,8 +951,6 @@ static void row_init(measured *m, lab *L, enum kind kind, kit_counter *counter)
     m->run.counter = counter;
     m->run.dev = &L->run.dev;
     m->run.trace_only = 1;
-    m->run.grid = dim3(1);
-    m->run.block = dim3(1);
 }
 
 /* Counted, checked, timed; the theoretical occupancy of both builds. The
@@ -1023,31 +993,36 @@ static void csv_rows(const lab *L, FILE *csv, int part, const measured *m, int n
     }
 }
 
+/* A key: value line under row m's key: "KEY-suffix: value". */
+static void row_kv(const measured *m, const char *suffix, const char *fmt, ...)
+{
+    char key[80], value[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    snprintf(key, sizeof key, "%s-%s", m->row.key, suffix);
+    kit_kv(key, "%s", value);
+}
+
 /* Rows' key: value lines, each under its key (not launched: none). */
 static void measured_kv(const measured *m, int n)
 {
-    char k[80];
-#define KV(suffix, fmt, value)                           \
-    do {                                                 \
-        snprintf(k, sizeof k, "%s-" suffix, m->row.key); \
-        kit_kv(k, fmt, value);                           \
-    } while (0)
     for (; n > 0; n--, m++) {
         if (!m->launched)
             continue;
         kit_row_kv(&m->row);
-        KV("threads", "%u", m->run.block.x * m->run.block.y);
-        KV("blocks", "%llu", (unsigned long long)m->run.grid.x * m->run.grid.y);
-        KV("registers", "%d", m->regs);
-        KV("blocks-per-sm", "%d", m->blocks_per_sm);
-        KV("theoretical", "%.4f", m->theoretical);
-        KV("counted-theoretical", "%.4f", m->counted_theoretical);
-        KV("achieved", "%.4f", m->run.trace.achieved_occupancy);
-        KV("sm-efficiency", "%.4f", m->run.trace.sm_efficiency);
-        KV("peak-warps-per-sm", "%d", m->run.trace.peak_warps_per_sm);
-        KV("traced-warps", "%llu", m->run.trace.warps);
+        row_kv(m, "threads", "%u", m->run.block.x * m->run.block.y);
+        row_kv(m, "blocks", "%llu", (unsigned long long)m->run.grid.x * m->run.grid.y);
+        row_kv(m, "registers", "%d", m->regs);
+        row_kv(m, "blocks-per-sm", "%d", m->blocks_per_sm);
+        row_kv(m, "theoretical", "%.4f", m->theoretical);
+        row_kv(m, "counted-theoretical", "%.4f", m->counted_theoretical);
+        row_kv(m, "achieved", "%.4f", m->run.trace.achieved_occupancy);
+        row_kv(m, "sm-efficiency", "%.4f", m->run.trace.sm_efficiency);
+        row_kv(m, "peak-warps-per-sm", "%d", m->run.trace.peak_warps_per_sm);
+        row_kv(m, "traced-warps", "%llu", m->run.trace.warps);
     }
-#undef KV
 }
 
 /* ---- Part 1: the calculator --------------------------------------------------- */
@@ -1075,7 +1050,7 @@ static void part1_measure(lab *L)
     fprintf(out, "Part 1: the occupancy calculator (TODO(1) to TODO(3), TODO(5) and TODO(6)); calculator: %s\n\n",
             model_help[L->model]);
     check_cpu(&L->cpu, L->model, L->run.c.seed, out);
-    L->gpu = check_gpu(L->model, &L->run.dev, kernels, KIT_COUNT(kernels), L->run.c.seed, out);
+    check_gpu(&L->gpu, L->model, &L->run.dev, kernels, KIT_COUNT(kernels), L->run.c.seed, out);
     fclose(out);
 }
 
@@ -1084,9 +1059,9 @@ static void part1_print(lab *L) { fputs(L->part1_text, stdout); }
 static void part1_kv(lab *L)
 {
     cpu_facts(&L->cpu);
-    kit_kv("calculator-gpu-configurations", "%d", L->gpu.configurations);
-    kit_kv("calculator-gpu-mismatches", "%d", L->gpu.wrong);
-    kit_kv("calculator-gpu-exposing", "%d", L->gpu.exposing);
+    kit_kv("calculator-gpu-configurations", "%d", L->gpu.t.checked);
+    kit_kv("calculator-gpu-mismatches", "%d", L->gpu.t.wrong);
+    kit_kv("calculator-gpu-exposing", "%d", L->gpu.t.exposing);
     kit_kv("kit-model-gpu-mismatches", "%d", L->gpu.kit_wrong);
 }
 
@@ -1096,10 +1071,10 @@ static void part1_verdict(lab *L)
 {
     if (!cpu_verdict(&L->cpu))
         L->run.pass = 0;
-    if (L->gpu.wrong) {
+    if (L->gpu.t.wrong) {
         fprintf(stderr, "%s: the calculator disagrees with cudaOccupancyMaxActiveBlocksPerMultiprocessor in %d of %d "
                         "configurations on this GPU (the first ones are above)\n",
-                kit_program, L->gpu.wrong, L->gpu.configurations);
+                kit_program, L->gpu.t.wrong, L->gpu.t.checked);
         L->run.pass = 0;
     }
 }
@@ -1216,7 +1191,7 @@ static void part2_print(lab *L)
                    100 * m->run.trace.achieved_occupancy, 100 * m->run.trace.sm_efficiency, ms_of(m));
         }
         printf(" %5.2fx", ratio(ms_of(&L->sc[i][0]), ms_of(&L->sc[i][1])));
-        if (i < (int)(sizeof course_s1 / sizeof *course_s1))
+        if (i < KIT_COUNT(course_s1))
             printf(" %5.2fx", course_s1[i] / course_s2[i]);
         printf("\n");
     }
@@ -1418,17 +1393,12 @@ static void part4_csv(lab *L, FILE *csv) { csv_rows(L, csv, 4, L->shape, SHAPES)
 
 static void part4_kv(lab *L)
 {
-    char key[64];
-    for (int k = 0; k < SHAPES; k++) {
-        const measured *m = &L->shape[k];
-        snprintf(key, sizeof key, "%s-valid", m->row.key);
-        kit_kv(key, "%s", m->launched ? "yes" : "no");
+    for (const measured *m = L->shape; m < L->shape + SHAPES; m++) {
+        row_kv(m, "valid", "%s", m->launched ? "yes" : "no");
         measured_kv(m, 1);
         if (m->launched) {
-            snprintf(key, sizeof key, "%s-segments-per-request", m->row.key);
-            kit_kv(key, "%.4f", kit_row_segments(&m->row));
-            snprintf(key, sizeof key, "%s-sectors-per-request", m->row.key);
-            kit_kv(key, "%.4f", kit_row_sectors(&m->row));
+            row_kv(m, "segments-per-request", "%.4f", kit_row_segments(&m->row));
+            row_kv(m, "sectors-per-request", "%.4f", kit_row_sectors(&m->row));
         }
     }
 }
@@ -1609,26 +1579,21 @@ static void part5_csv(lab *L, FILE *csv)
 
 static void part5_kv(lab *L)
 {
-    char key[48];
     for (int b = 0; b < 2; b++) {
         const measured *m = &L->heavy[b];
         measured_kv(m, 1);
-        snprintf(key, sizeof key, "%s-predicted-blocks", m->row.key);
-        kit_kv(key, "%d", L->heavy_predicted[b]);
-        snprintf(key, sizeof key, "%s-registers", m->row.key);
+        row_kv(m, "predicted-blocks", "%d", L->heavy_predicted[b]);
         if (!m->launched)
-            kit_kv(key, "%d", m->regs);
+            row_kv(m, "registers", "%d", m->regs);
     }
     kit_kv("heavy-target-blocks-per-sm", "%d", L->heavy_target_blocks);
     if (L->heavy[0].launched && L->heavy[1].launched)
         kit_kv("heavy-bounded-over-heavy-time", "%.3f", ratio(ms_of(&L->heavy[1]), ms_of(&L->heavy[0])));
     kit_kv("throttle-unthrottled-blocks-per-sm", "%d", L->unthrottled);
-    for (int i = 0; i < L->nthrottle; i++) {
+    for (int i = 0; i < L->nthrottle; i++) { /* a throttle's key: throttle-TARGET */
         measured_kv(&L->throttle[i], 1);
-        snprintf(key, sizeof key, "throttle-%d-shared-bytes", L->throttle_target[i]);
-        kit_kv(key, "%d", L->throttle[i].run.smem);
-        snprintf(key, sizeof key, "throttle-%d-predicted-blocks", L->throttle_target[i]);
-        kit_kv(key, "%d", L->throttle_predicted[i]);
+        row_kv(&L->throttle[i], "shared-bytes", "%d", L->throttle[i].run.smem);
+        row_kv(&L->throttle[i], "predicted-blocks", "%d", L->throttle_predicted[i]);
     }
     if (L->nthrottle > 1 && L->throttle[0].launched && L->throttle[L->nthrottle - 1].launched)
         kit_kv("throttle-slowdown", "%.3f", ratio(ms_of(&L->throttle[L->nthrottle - 1]), ms_of(&L->throttle[0])));
