@@ -43,7 +43,6 @@ typedef struct lab lab; /* the lab's state, below */
 #include "kit_student.h"
 
 #define LAT_MATH_TABLE lat_math_precise
-#define LAT_MATH_FAST 0
 #include "throughput.h"
 
 #define LINE_BYTES 128

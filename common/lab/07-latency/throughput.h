@@ -9,7 +9,7 @@
  *                            describe for the flag.
  *
  * The file that includes this one defines LAT_MATH_TABLE (the name of the
- * table it exports) and LAT_MATH_FAST (1 in the fast-math build) first.
+ * table it exports) first.
  * The first part (types, constants, the chains' starting values) is also
  * what the harness's CPU reference uses.
  */
@@ -79,7 +79,6 @@ typedef struct {
     void (*map)(int op, const float *x, float *y, unsigned int n);
     /* the chain kernel of op, for the occupancy API */
     const void *(*chain_kernel)(int op);
-    int fast_math;
 } lat_math_api;
 
 extern "C" const lat_math_api lat_math_precise;
@@ -191,6 +190,6 @@ static void map(int op, const float *x, float *y, unsigned int n)
 
 } /* namespace */
 
-extern "C" const lat_math_api LAT_MATH_TABLE = {chain, map, chain_kernel, LAT_MATH_FAST};
+extern "C" const lat_math_api LAT_MATH_TABLE = {chain, map, chain_kernel};
 
 #endif /* LAT_MATH_TABLE */
