@@ -7,6 +7,5 @@
  * kit-nvcc-flags: --use_fast_math
  */
 #define LAT_MATH_TABLE lat_math_fast
-#define LAT_MATH_FAST 1
 #include "throughput.h"
 

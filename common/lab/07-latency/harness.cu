@@ -43,7 +43,6 @@ typedef struct lab lab; /* the lab's state, below */
 #include "kit_student.h"
 
 #define LAT_MATH_TABLE lat_math_precise
-#define LAT_MATH_FAST 0
 #include "throughput.h"
 
 #define LINE_BYTES 128
@@ -651,9 +650,8 @@ static void math_reference(const math_run *m, double *ref)
                 for (long i = 0; i < (long)m->iterations * LAT_FMAS_PER_STEP; i++)
                     x = fma(x, a, b);
             } else {
-                int is_exp = op == LAT_EXPF || op == LAT_EXPF_INTRINSIC;
                 for (int i = 0; i < m->iterations; i++)
-                    x = a * (is_exp ? exp(x) : sin(x)) + b;
+                    x = a * (lat_is_exp(op) ? exp(x) : sin(x)) + b;
             }
             ref[s * LAT_CHAINS + c] = x;
         }
@@ -713,13 +711,12 @@ static accuracy measure_accuracy(const lat_math_api *api, int op, const float *d
                                  float *y, unsigned int n)
 {
     accuracy a = {0, 0, 0, 0};
-    int is_exp = op == LAT_EXPF || op == LAT_EXPF_INTRINSIC;
 
     api->map(op, d_x, d_y, n);
     KIT_CHECK_LAUNCH();
     KIT_CHECK(cudaMemcpy(y, d_y, n * sizeof(float), cudaMemcpyDeviceToHost));
     for (unsigned int i = 0; i < n; i++) {
-        double want = is_exp ? exp((double)x[i]) : sin((double)x[i]), err = fabs((double)y[i] - want);
+        double want = lat_is_exp(op) ? exp((double)x[i]) : sin((double)x[i]), err = fabs((double)y[i] - want);
         if (y[i] != y[i]) {
             a.nans++;
             continue;
@@ -899,12 +896,10 @@ static void part1_print(lab *L)
 static void part1_csv(lab *L, FILE *f)
 {
     fprintf(f, "gpu,size,seed,part,row,warps_per_sm,loads_per_thread,time_ms,value,unit,correct\n");
-    for (int lv = 0; lv < LEVELS; lv++) {
-        const chase_set *c = &L->sets[lv];
-        csv_line(L, f, "latency,%s,1,1,%.6f,%.4f,cycles,%d\n", level_key[lv], c->ns * L->steps * 1e-6, c->cycles,
-                 c->wrong_runs == 0);
-        csv_line(L, f, "latency,%s,1,1,%.6f,%.4f,ns,%d\n", level_key[lv], c->ns * L->steps * 1e-6, c->ns,
-                 c->wrong_runs == 0);
+    for (int k = 0; k < 2 * LEVELS; k++) { /* each set's cycles per load, then its ns */
+        const chase_set *c = &L->sets[k / 2];
+        csv_line(L, f, "latency,%s,1,1,%.6f,%.4f,%s,%d\n", level_key[k / 2], c->ns * L->steps * 1e-6,
+                 k % 2 ? c->ns : c->cycles, k % 2 ? "ns" : "cycles", c->wrong_runs == 0);
     }
 }
 
@@ -1130,17 +1125,16 @@ static void part4_kv(lab *L)
     char curve[1024] = "";
     int len = 0;
 
+    /* Each point's lines; and the curve on one line, warps:GB/s pairs in order, for the tests. */
     for (int i = 0; i < L->nocc; i++) {
         const sum_point *p = &L->occ[i];
         kit_row_kv(&p->row);
         kit_kv(key_of("bandwidth-%s-gbs", p->row.key), "%.1f", p->gbs);
         kit_kv(key_of("shared-bytes-%s", p->row.key), "%zu", p->sum.smem);
+        if (len < (int)sizeof curve - 32)
+            len += snprintf(curve + len, sizeof curve - len, "%s%d:%.1f", i ? " " : "", p->sum.warps_per_sm, p->gbs);
     }
     kit_kv("occupancy-points", "%d", L->nocc);
-    /* The curve on one line, warps:GB/s pairs in order, for the tests. */
-    for (int i = 0; i < L->nocc && len < (int)sizeof curve - 32; i++)
-        len += snprintf(curve + len, sizeof curve - len, "%s%d:%.1f", i ? " " : "", L->occ[i].sum.warps_per_sm,
-                        L->occ[i].gbs);
     kit_kv("occupancy-curve", "%s", curve);
     kit_kv("occupancy-knee-warps", "%d", L->knee);
     kit_kv("knee-over-prediction", "%.3f", L->want.warps_per_sm > 0 ? L->knee / L->want.warps_per_sm : 0.0);
@@ -1281,30 +1275,27 @@ static void part5_verdict(lab *L)
     }
 }
 
-/* Part 6's accuracy: each function's over MAP_SIZE inputs drawn from the seed. */
+/* Part 6's accuracy: each function's over MAP_SIZE inputs drawn from the
+ * seed, exp's and then sin's in one array. */
 static void part6_accuracy(lab *L)
 {
-    float *x_exp = (float *)kit_host_alloc(MAP_SIZE * 4), *x_sin = (float *)kit_host_alloc(MAP_SIZE * 4);
-    float *y = (float *)kit_host_alloc(MAP_SIZE * 4), *y_precise = (float *)kit_host_alloc(MAP_SIZE * 4);
-    float *d_x_exp, *d_x_sin, *d_y;
+    float *x = (float *)kit_host_alloc(2 * MAP_SIZE * 4), *y = (float *)kit_host_alloc(MAP_SIZE * 4);
+    float *y_precise = (float *)kit_host_alloc(MAP_SIZE * 4), *d_x, *d_y;
     unsigned long long s = L->run.c.seed ^ 0x5eedull;
 
     for (unsigned int i = 0; i < MAP_SIZE; i++) {
-        x_exp[i] = (float)(-10.0 + 20.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0);
-        x_sin[i] = (float)(M_PI * (-1.0 + 2.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0));
+        x[i] = (float)(-10.0 + 20.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0);
+        x[MAP_SIZE + i] = (float)(M_PI * (-1.0 + 2.0 * (double)(splitmix64(&s) >> 11) / 9007199254740992.0));
     }
-    KIT_CHECK(cudaMalloc((void **)&d_x_exp, MAP_SIZE * 4));
-    KIT_CHECK(cudaMalloc((void **)&d_x_sin, MAP_SIZE * 4));
+    KIT_CHECK(cudaMalloc((void **)&d_x, 2 * MAP_SIZE * 4));
     KIT_CHECK(cudaMalloc((void **)&d_y, MAP_SIZE * 4));
-    KIT_CHECK(cudaMemcpy(d_x_exp, x_exp, MAP_SIZE * 4, cudaMemcpyHostToDevice));
-    KIT_CHECK(cudaMemcpy(d_x_sin, x_sin, MAP_SIZE * 4, cudaMemcpyHostToDevice));
+    KIT_CHECK(cudaMemcpy(d_x, x, 2 * MAP_SIZE * 4, cudaMemcpyHostToDevice));
     for (int i = 0; i < MATH_ROWS; i++) {
         const math_row_def *d = &math_rows[i];
-        int is_exp = d->op == LAT_EXPF || d->op == LAT_EXPF_INTRINSIC;
+        size_t at = lat_is_exp(d->op) ? 0 : MAP_SIZE; /* its inputs */
         if (!d->bound)
             continue;
-        L->acc[i] = measure_accuracy(d->api, d->op, is_exp ? d_x_exp : d_x_sin, d_y, is_exp ? x_exp : x_sin, y,
-                                     MAP_SIZE);
+        L->acc[i] = measure_accuracy(d->api, d->op, d_x + at, d_y, x + at, y, MAP_SIZE);
         if (L->acc[i].nans) {
             fprintf(stderr, "%s: %s gave %lld NaNs on finite inputs\n", kit_program, d->name, L->acc[i].nans);
             L->run.pass = 0;
@@ -1315,11 +1306,9 @@ static void part6_accuracy(lab *L)
         if (d->api == &lat_math_fast)
             L->fast_differs += memcmp(y, y_precise, MAP_SIZE * 4) != 0;
     }
-    KIT_CHECK(cudaFree(d_x_exp));
-    KIT_CHECK(cudaFree(d_x_sin));
+    KIT_CHECK(cudaFree(d_x));
     KIT_CHECK(cudaFree(d_y));
-    free(x_exp);
-    free(x_sin);
+    free(x);
     free(y);
     free(y_precise);
 }

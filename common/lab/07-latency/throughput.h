@@ -9,7 +9,7 @@
  *                            describe for the flag.
  *
  * The file that includes this one defines LAT_MATH_TABLE (the name of the
- * table it exports) and LAT_MATH_FAST (1 in the fast-math build) first.
+ * table it exports) first.
  * The first part (types, constants, the chains' starting values) is also
  * what the harness's CPU reference uses.
  */
@@ -40,36 +40,35 @@ enum lat_math_op {
 #define LAT_FMAS_PER_STEP 16
 #define LAT_STARTS 64
 
+/* An FMA chain (float or double); else expf's (either) or sinf's. */
+static __host__ __device__ inline int lat_is_fma(int op) { return op == LAT_FMA_F32 || op == LAT_FMA_F64; }
+static __host__ __device__ inline int lat_is_exp(int op) { return op == LAT_EXPF || op == LAT_EXPF_INTRINSIC; }
+
 /* The constants of each chain: exact in a float. The FMA chains creep from
  * [1, 2) towards 1 by 2^-20 of the distance a step; the function chains
  * contract (|a f'(x)| < 1 near their fixed points), so rounding errors do
  * not grow. */
 static __host__ __device__ inline double lat_chain_a(int op)
 {
-    return op == LAT_FMA_F32 || op == LAT_FMA_F64 ? 1.0 - 1.0 / 1048576.0
-           : op == LAT_EXPF || op == LAT_EXPF_INTRINSIC ? 0.5
-                                                         : 0.875;
+    return lat_is_fma(op) ? 1.0 - 1.0 / 1048576.0 : lat_is_exp(op) ? 0.5 : 0.875;
 }
 
 static __host__ __device__ inline double lat_chain_b(int op)
 {
-    return op == LAT_FMA_F32 || op == LAT_FMA_F64 ? 1.0 / 1048576.0
-           : op == LAT_EXPF || op == LAT_EXPF_INTRINSIC ? -0.875
-                                                         : 0.25;
+    return lat_is_fma(op) ? 1.0 / 1048576.0 : lat_is_exp(op) ? -0.875 : 0.25;
 }
 
 /* Chain c of start s: in [1, 2) for the FMA chains, in [-1, 1) otherwise. */
 static __host__ __device__ inline double lat_chain_start(int op, unsigned int s, unsigned int c)
 {
     double k = (double)(s * LAT_CHAINS + c) / (LAT_STARTS * LAT_CHAINS);
-    return op == LAT_FMA_F32 || op == LAT_FMA_F64 ? 1.0 + k : 2.0 * k - 1.0;
+    return lat_is_fma(op) ? 1.0 + k : 2.0 * k - 1.0;
 }
 
 /* Evaluations (fused multiply-adds for the FMA chains) in one launch. */
 static inline double lat_chain_evaluations(int op, unsigned long long threads, int iterations)
 {
-    double per = op == LAT_FMA_F32 || op == LAT_FMA_F64 ? LAT_FMAS_PER_STEP : 1;
-    return (double)threads * LAT_CHAINS * iterations * per;
+    return (double)threads * LAT_CHAINS * iterations * (lat_is_fma(op) ? LAT_FMAS_PER_STEP : 1);
 }
 
 typedef struct {
@@ -79,7 +78,6 @@ typedef struct {
     void (*map)(int op, const float *x, float *y, unsigned int n);
     /* the chain kernel of op, for the occupancy API */
     const void *(*chain_kernel)(int op);
-    int fast_math;
 } lat_math_api;
 
 extern "C" const lat_math_api lat_math_precise;
@@ -191,6 +189,6 @@ static void map(int op, const float *x, float *y, unsigned int n)
 
 } /* namespace */
 
-extern "C" const lat_math_api LAT_MATH_TABLE = {chain, map, chain_kernel, LAT_MATH_FAST};
+extern "C" const lat_math_api LAT_MATH_TABLE = {chain, map, chain_kernel};
 
 #endif /* LAT_MATH_TABLE */
