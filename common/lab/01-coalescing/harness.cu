@@ -452,7 +452,8 @@ static long long matrix_compare(void *p)
     return kit_device_differ(m->dSums, m->dKeep, m->n * sizeof(float));
 }
 
-/* Timed runs with a matrix of their own; its sums by the kit's kernels. */
+/* Timed runs with a matrix of their own; its sums by the kit's kernels.
+ * Draw 0 is the first matrix, of the row's seed. */
 static void matrix_refresh(void *p, unsigned long long draw)
 {
     matrix_run *m = (matrix_run *)p;
@@ -471,12 +472,7 @@ static long long matrix_check(void *p)
     return kit_device_differ(m->dSums, m->dWant, m->n * sizeof(float));
 }
 
-static void matrix_restore(void *p)
-{
-    matrix_run *m = (matrix_run *)p;
-    fill_sixteenths<<<1024, 256>>>(m->dM, (unsigned long long)m->n * m->n, m->seed);
-    KIT_CHECK_LAUNCH();
-}
+static void matrix_restore(void *p) { matrix_refresh(p, 0); }
 
 static void measure_matrix(matrix_run *m, enum sums which, kit_row *row, const kit_policy *policy)
 {
@@ -499,15 +495,12 @@ typedef struct {
     int iterations;
 } vec_table;
 
-static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
 static double col_vs_full(const kit_row *r, const void *x)
 {
     const kit_row *full = ((const vec_table *)x)->full;
     return r->timed && full->timed && full->t.median_ms > 0 ? r->t.median_ms / full->t.median_ms : NAN;
 }
 static double col_none(const kit_row *, const void *) { return NAN; }
-static double col_segments(const kit_row *r, const void *) { return kit_row_segments(r); }
-static double col_sectors(const kit_row *r, const void *) { return kit_row_sectors(r); }
 static double col_gbs(const kit_row *r, const void *x)
 {
     const vec_table *v = (const vec_table *)x;
@@ -529,10 +522,10 @@ static double col_of_copy(const kit_row *r, const void *x)
 }
 
 static const kit_column vec_columns[] = {
-    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, kit_col_time, NULL},
     {"time/coal", 10, 1, "x", "time_vs_coalesced", 4, NULL, 0, col_vs_full, NULL},
-    {"segments/req", 14, 2, "", "segments_per_request", 4, NULL, 0, col_segments, NULL},
-    {"sectors/req", 12, 2, "", "sectors_per_request", 4, NULL, 0, col_sectors, NULL},
+    {"segments/req", 14, 2, "", "segments_per_request", 4, NULL, 0, kit_col_segments, NULL},
+    {"sectors/req", 12, 2, "", "sectors_per_request", 4, NULL, 0, kit_col_sectors, NULL},
     {"req. GB/s", 12, 0, "", NULL, 0, NULL, 0, col_gbs, NULL},
     {NULL, 0, 0, NULL, "load_efficiency", 4, NULL, 0, col_efficiency, NULL},
 };
@@ -541,10 +534,10 @@ static const kit_column stream_columns[] = {
     {NULL, 0, 0, NULL, NULL, 0, "stream-fraction-of-%s", 3, col_of_copy, NULL},
 };
 static const kit_column sum_columns[] = {
-    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, kit_col_time, NULL},
     {NULL, 0, 0, NULL, "time_vs_coalesced", 4, NULL, 0, col_none, NULL},
-    {"segments/req", 14, 2, "", "segments_per_request", 4, NULL, 0, col_segments, NULL},
-    {"sectors/req", 12, 2, "", "sectors_per_request", 4, NULL, 0, col_sectors, NULL},
+    {"segments/req", 14, 2, "", "segments_per_request", 4, NULL, 0, kit_col_segments, NULL},
+    {"sectors/req", 12, 2, "", "sectors_per_request", 4, NULL, 0, kit_col_sectors, NULL},
     {"bytes used", 12, 0, "%", NULL, 0, NULL, 0, col_bytes_used, NULL},
     {NULL, 0, 0, NULL, "load_efficiency", 4, NULL, 0, col_efficiency, NULL},
 };

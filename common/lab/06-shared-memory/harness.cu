@@ -21,15 +21,9 @@
  * by cudaMallocPitch and filled by cudaMemcpy2D: the pitch the runtime
  * chose, and what it does to segments per request.
  */
-#include "kit_args.h"
-#include "kit_check.h"
-#include "kit_device.h"
 #include "kit_host.h"
-#include "kit_report.h"
 #include "kit_rng.h"
-#include "kit_row.h"
 #include "kit_table.h"
-#include "kit_timing.h"
 
 typedef struct lab lab; /* the lab's state, below */
 #define KIT_LAB_STATE lab
@@ -252,13 +246,17 @@ static void measure_banks(bank_case *cases, int ncases, kit_counter *k, float *s
 
 /* ---- Part 3: pitched arrays ---------------------------------------------------------- */
 
+/* Its two rows, plain and pitched: a kit_row each (name, key, counts,
+ * wrong elements), counted, checked and timed here, not by
+ * kit_row_measure; beside each, its pitch and median time. A row's
+ * counted and timed stay 0: its own key: value line is wrong-elements-KEY,
+ * and Part 3's columns give the rest. */
 typedef struct {
-    const char *name, *key;
-    size_t pitch_bytes;
-    kit_counts counts;
-    double ms;
-    long long wrong;
-} pitch_row;
+    unsigned int nrows; /* of the matrix */
+    kit_row rows[2];
+    size_t bytes[2];
+    double ms[2];
+} pitch_part;
 
 /* The student's scale_rows (TODO(4)): out = 2 * in, rows pitch floats apart. */
 typedef struct {
@@ -280,13 +278,13 @@ static void scale_poison(void *p)
     KIT_CHECK(cudaMemset2D(j->out, j->pitch_bytes, 0xff, j->cols * sizeof(float), j->rows));
 }
 
-static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigned int cols, const float *host,
-                          float *back, kit_counter *k, const kit_policy *policy)
+static void measure_pitch(pitch_part *P, int pitched, const float *host, float *back, kit_counter *k,
+                          const kit_policy *policy)
 {
+    kit_row *pr = &P->rows[pitched];
+    unsigned int rows = P->nrows, cols = PITCH_COLS;
     float *d_in, *d_out;
     size_t pitch;
-    kit_measurement m;
-    scale_job job;
 
     if (pitched) {
         KIT_CHECK(cudaMallocPitch((void **)&d_in, &pitch, cols * sizeof(float), rows));
@@ -296,17 +294,11 @@ static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigne
         KIT_CHECK(cudaMalloc((void **)&d_in, pitch * rows));
         KIT_CHECK(cudaMalloc((void **)&d_out, pitch * rows));
     }
-    pr->pitch_bytes = pitch;
+    P->bytes[pitched] = pitch;
     KIT_CHECK(cudaMemcpy2D(d_in, pitch, host, cols * sizeof(float), cols * sizeof(float), rows,
                            cudaMemcpyHostToDevice));
     unsigned int p = (unsigned int)(pitch / sizeof(float));
-
-    job.in = d_in;
-    job.out = d_out;
-    job.rows = rows;
-    job.cols = cols;
-    job.pitch = p;
-    job.pitch_bytes = pitch;
+    scale_job job = {d_in, d_out, rows, cols, p, pitch};
 
     kit_counter_reset(k, NULL, 0);
     counted->configure_counting(&k->cfg);
@@ -333,14 +325,13 @@ static void measure_pitch(pitch_row *pr, int pitched, unsigned int rows, unsigne
          * check below; the median is of steady runs, as everywhere. */
         kit_work w = {scale_poison, scale_timed, NULL, &job, 0.0f, 0};
         const kit_policy q = kit_policy_for(policy, pr->key);
-        m = kit_measure(&w, &q);
+        P->ms[pitched] = kit_measure(&w, &q).median_ms;
     }
     KIT_CHECK(cudaMemcpy2D(back, cols * sizeof(float), d_out, pitch, cols * sizeof(float), rows,
                            cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < (size_t)rows * cols; i++)
         if (back[i] != 2.0f * host[i] && pr->wrong++ == 0)
             fprintf(stderr, "%s: %s: a timed run left element %zu at %.9g\n", kit_program, pr->name, i, back[i]);
-    pr->ms = m.median_ms;
     KIT_CHECK(cudaFree(d_in));
     KIT_CHECK(cudaFree(d_out));
 }
@@ -369,7 +360,6 @@ static double tr_gbs(const kit_row *r, const tr_table *x)
 {
     return r->timed ? x->bytes / (r->t.median_ms * 1e6) : NAN;
 }
-static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
 static double col_gbs(const kit_row *r, const void *x) { return tr_gbs(r, (const tr_table *)x); }
 static double col_of_copy(const kit_row *r, const void *x)
 {
@@ -377,18 +367,17 @@ static double col_of_copy(const kit_row *r, const void *x)
     return !r->timed ? NAN : t->copy_gbs > 0 ? tr_gbs(r, t) / t->copy_gbs : 0.0;
 }
 static double col_percent_of_copy(const kit_row *r, const void *x) { return 100.0 * col_of_copy(r, x); }
-static double col_ld_segments(const kit_row *r, const void *) { return kit_row_segments(r); }
 static double col_st_segments(const kit_row *r, const void *) { return st_segments(r); }
 static double col_sh_store(const kit_row *r, const void *) { return sh_wavefronts(r, 1); }
 static double col_sh_load(const kit_row *r, const void *) { return sh_wavefronts(r, 0); }
 static int has_shared(const kit_row *r, const void *) { return r->counts.c[KIT_SH_LD_REQUESTS] != 0; }
 
 static const kit_column tr_columns[] = {
-    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, kit_col_time, NULL},
     {"GB/s", 9, 0, "", "gbs", 2, "bandwidth-%s-gbs", 1, col_gbs, NULL},
     {"of copy", 8, 0, "%", NULL, 0, NULL, 0, col_percent_of_copy, NULL},
     {NULL, 0, 0, NULL, NULL, 0, "fraction-of-copy-%s", 3, col_of_copy, NULL},
-    {"ld seg/req", 10, 2, "", "load_segments_per_request", 4, NULL, 0, col_ld_segments, NULL},
+    {"ld seg/req", 10, 2, "", "load_segments_per_request", 4, NULL, 0, kit_col_segments, NULL},
     {"st seg/req", 10, 2, "", "store_segments_per_request", 4, NULL, 0, col_st_segments, NULL},
     {"sh st wf", 10, 2, "", "shared_store_wavefronts", 4, "shared-store-wavefronts-per-request-%s", 4,
      col_sh_store, has_shared},
@@ -396,16 +385,29 @@ static const kit_column tr_columns[] = {
      col_sh_load, has_shared},
 };
 
+/* Part 3's table, declared once (kit_table.h). */
+static int pitch_index(const kit_row *r, const void *x) { return (int)(r - ((const pitch_part *)x)->rows); }
+static double col_pitch_bytes(const kit_row *r, const void *x) { return (double)((const pitch_part *)x)->bytes[pitch_index(r, x)]; }
+static double col_pitch_ms(const kit_row *r, const void *x) { return ((const pitch_part *)x)->ms[pitch_index(r, x)]; }
+
+static const kit_column pitch_columns[] = {
+    {"pitch (B)", 12, 0, "", NULL, 0, "pitch-bytes-%s", 0, col_pitch_bytes, NULL},
+    {"time (ms)", 10, 3, "", NULL, 0, "time-%s-ms", 4, col_pitch_ms, NULL},
+    {"ld seg/req", 12, 2, "", NULL, 0, "segments-per-request-%s", 4, kit_col_segments, NULL},
+    {"st seg/req", 12, 2, "", NULL, 0, NULL, 0, col_st_segments, NULL},
+};
+
 struct lab {
     kit_run run;
     int n_opt;
-    unsigned int n, prow;
+    unsigned int n;
     tr_run r;
     kit_row rows[4];
     tr_table tx;
     kit_table table;
     bank_case banks[8];
-    pitch_row pitch[2];
+    pitch_part pitch;
+    kit_table pitch_table;
 };
 
 static void setup(lab *L)
@@ -575,62 +577,42 @@ static void part3_measure(lab *L)
 {
     unsigned int prow = (unsigned int)((4ull * L->run.dev.l2_bytes) / (PITCH_COLS * 4));
     float *phost, *pback;
-    pitch_row pitch[2] = {{"cudaMalloc, rows packed", "plain", 0, {{0}}, 0, 0},
-                          {"cudaMallocPitch", "pitched", 0, {{0}}, 0, 0}};
     if (prow < 4096)
         prow = 4096;
     if (prow > 65535)
         prow = 65535;
     if (L->n_opt && prow > 4096)
         prow = 4096; /* a chosen (small) matrix: a small pitched part too */
-    L->prow = prow;
-    memcpy(L->pitch, pitch, sizeof pitch);
+    L->pitch.nrows = prow;
+    kit_row_name(&L->pitch.rows[0], "plain", NULL, "cudaMalloc, rows packed");
+    kit_row_name(&L->pitch.rows[1], "pitched", NULL, "cudaMallocPitch");
     phost = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
     pback = (float *)kit_host_alloc((size_t)prow * PITCH_COLS * 4);
     for (size_t i = 0; i < (size_t)prow * PITCH_COLS; i++)
         phost[i] = (float)((i * 2654435761u + L->run.c.seed) % 1000) * 0.25f;
-    measure_pitch(&L->pitch[0], 0, prow, PITCH_COLS, phost, pback, &L->r.counter, &L->run.policy);
-    measure_pitch(&L->pitch[1], 1, prow, PITCH_COLS, phost, pback, &L->r.counter, &L->run.policy);
+    measure_pitch(&L->pitch, 0, phost, pback, &L->r.counter, &L->run.policy);
+    measure_pitch(&L->pitch, 1, phost, pback, &L->r.counter, &L->run.policy);
     free(phost);
     free(pback);
+    kit_table t = {"allocation", 26, L->pitch.rows, 2, pitch_columns, KIT_COUNT(pitch_columns), &L->pitch};
+    L->pitch_table = t;
 }
 
 static void part3_print(lab *L)
 {
     printf("Part 3: %s rows of %d floats (%d bytes: no multiple of 128), each doubled into a second array\n\n",
-           kit_grouped(L->prow), PITCH_COLS, PITCH_COLS * 4);
-    printf("%-26s %12s %10s %12s %12s  %s\n", "allocation", "pitch (B)", "time (ms)", "ld seg/req", "st seg/req",
-           "check");
-    for (int i = 0; i < 2; i++) {
-        const pitch_row *x = &L->pitch[i];
-        printf("%-26s %12zu %10.3f %12.2f %12.2f  %s\n", x->name, x->pitch_bytes, x->ms,
-               kit_per(&x->counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS),
-               kit_per(&x->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS), x->wrong ? "WRONG" : "ok");
-    }
+           kit_grouped(L->pitch.nrows), PITCH_COLS, PITCH_COLS * 4);
+    kit_table_print(&L->pitch_table);
     printf("\ncourse (notes 003): 16 banks served per half-warp on compute capability 1.x;\n"
            "this GPU: 32 banks for the whole warp, as measured in part 2.\n\n");
 }
 
-static void part3_kv(lab *L)
-{
-    char key[64];
-    for (int i = 0; i < 2; i++) {
-        const pitch_row *x = &L->pitch[i];
-        snprintf(key, sizeof key, "pitch-bytes-%s", x->key);
-        kit_kv(key, "%zu", x->pitch_bytes);
-        snprintf(key, sizeof key, "segments-per-request-%s", x->key);
-        kit_kv(key, "%.4f", kit_per(&x->counts, KIT_LD_SEGMENTS, KIT_LD_REQUESTS));
-        snprintf(key, sizeof key, "time-%s-ms", x->key);
-        kit_kv(key, "%.4f", x->ms);
-        snprintf(key, sizeof key, "wrong-elements-%s", x->key);
-        kit_kv(key, "%lld", x->wrong);
-    }
-}
+static void part3_kv(lab *L) { kit_table_kv(&L->pitch_table); }
 
 static void part3_verdict(lab *L)
 {
     for (int i = 0; i < 2; i++)
-        if (L->pitch[i].wrong)
+        if (L->pitch.rows[i].wrong)
             L->run.pass = 0;
 }
 
