@@ -353,12 +353,10 @@ static int is_g(const kit_row *r, const void *x) { return index_of(r, x) >= FIRS
 static int not_full(const kit_row *r, const void *x) { return index_of(r, x) != FULL; }
 
 /* A G not timed (its results were wrong) has no time; the kit's kernels
- * show theirs as they ran. */
+ * show theirs as they ran, and nothing against themselves (blank). */
 static double col_time(const kit_row *r, const void *x) { return r->timed || !is_g(r, x) ? r->t.median_ms : NAN; }
-static double col_vs_full(const kit_row *r, const void *x) { return col_time(r, x) / lab_of(x)->t_full; }
-static double col_non_vs(const kit_row *r, const void *x) { return lab_of(x)->t_non / col_time(r, x); }
-static double col_segments(const kit_row *r, const void *) { return kit_row_segments(r); }
-static double col_sectors(const kit_row *r, const void *) { return kit_row_sectors(r); }
+static double col_vs_full(const kit_row *r, const void *x) { return not_full(r, x) ? col_time(r, x) / lab_of(x)->t_full : 0; }
+static double col_non_vs(const kit_row *r, const void *x) { return is_g(r, x) ? lab_of(x)->t_non / col_time(r, x) : 0; }
 static double col_expect(const kit_row *r, const void *x) { return lab_of(x)->expect[index_of(r, x)]; }
 static double col_reach(const kit_row *r, const void *x) { return lab_of(x)->reach[index_of(r, x)]; }
 static double col_reach_percent(const kit_row *r, const void *x) { return 100.0 * col_reach(r, x); }
@@ -368,35 +366,27 @@ static const kit_column sweep_columns[] = {
     {"time (ms)", 11, 3, "", "time_ms", 6, NULL, 0, col_time, NULL},
     {"semi/coal", 10, 2, "x", "semi_vs_coalesced", 4, "semi-vs-full-%s", 3, col_vs_full, not_full},
     {"rand/semi", 10, 2, "x", "random_vs_semi", 4, "non-vs-semi-%s", 3, col_non_vs, is_g},
-    {"segments/req", 13, 2, "", "segments_per_request", 4, NULL, 0, col_segments, NULL},
+    {"segments/req", 13, 2, "", "segments_per_request", 4, NULL, 0, kit_col_segments, NULL},
     {"expected", 10, 2, "", "expected_segments", 4, "expected-segments-per-request-%s", 4, col_expect, NULL},
-    {"sectors/req", 11, 2, "", "sectors_per_request", 4, NULL, 0, col_sectors, NULL},
+    {"sectors/req", 11, 2, "", "sectors_per_request", 4, NULL, 0, kit_col_sectors, NULL},
     {"warp reach", 12, 5, "%", NULL, 0, NULL, 0, col_reach_percent, not_full},
     {NULL, 0, 0, NULL, "warp_reach", 8, "warp-reach-%s", 8, col_reach, NULL},
     {NULL, 0, 0, NULL, NULL, 0, "groups-picked-%s", 4, col_picked, NULL},
 };
 
-/* Row i's line in the table for people, as kit_table_print writes one but
- * under a label of its own (the row's name is for messages), blank where
- * a column is not shown, and WRONG also where C was right but the warps
- * broke the grouping. */
-static void print_line(const lab *L, const char *label, int i)
+/* A row of G is labelled with its G (its name is for messages); it is
+ * WRONG also where C was right but the warps broke the grouping, and only
+ * a timed G has a line in the CSV, correct where the grouping is right. */
+static void g_label(const kit_row *r, const void *x, char *text, size_t size)
 {
-    const kit_row *r = &L->rows[i];
-    printf("%-*s", L->sweep.first_width, label);
-    for (const kit_column *c = sweep_columns; c < sweep_columns + KIT_COUNT(sweep_columns); c++) {
-        char text[64] = "";
-        if (!c->head)
-            continue;
-        double v = c->value(r, L);
-        if (isnan(v) && i >= FIRST_G)
-            snprintf(text, sizeof text, "-");
-        else if (!c->shown || c->shown(r, L))
-            snprintf(text, sizeof text, "%.*f%s", c->decimals, v, c->unit);
-        printf(" %*s", c->width, text);
-    }
-    printf("  %s\n", r->wrong == 0 && L->coverage[i] == 0.0 ? "WRONG" : kit_row_check_word(r));
+    snprintf(text, size, "%u", lab_of(x)->gs[index_of(r, x)]);
 }
+static const char *g_check(const kit_row *r, const void *x)
+{
+    return r->wrong == 0 && col_picked(r, x) == 0.0 ? "WRONG" : kit_row_check_word(r);
+}
+static int g_grouped(const kit_row *r, const void *x) { return col_picked(r, x) > 0.0; }
+static int g_timed(const kit_row *r, const void *) { return r->timed; }
 
 /* G must be a power of two: said before the GPU is opened. */
 static int prepare(lab *L)
@@ -479,7 +469,8 @@ static void part1_measure(lab *L)
         L->ng++;
     }
     kit_vecadd_teardown(&L->v);
-    kit_table t = {"G (segments)", 12, &L->rows[FIRST_G], L->ng, sweep_columns, KIT_COUNT(sweep_columns), L};
+    kit_table t = {"G (segments)", 12, &L->rows[FIRST_G], L->ng, sweep_columns, KIT_COUNT(sweep_columns), L,
+                   g_label, g_check, g_grouped, g_timed, "segments_per_group", ""};
     L->sweep = t;
 
     /* Where G = 1 (one segment per request, like coalesced) already takes
@@ -507,19 +498,16 @@ static void print_bar(double t, double lo, double hi, int width)
 /* The table: coalesced, the G run, the G not run, random; then a chart. */
 static void part1_print(lab *L)
 {
-    char label[16];
     printf("%s floats per array (%.1f MiB each), %d iterations per thread, seed %llu\n\n", kit_grouped(L->n),
            L->v.bytes / 1048576.0, L->iterations, L->run.c.seed);
     kit_table_head(&L->sweep);
-    print_line(L, "coalesced", FULL);
-    for (int i = FIRST_G; i < FIRST_G + L->ng; i++) {
-        snprintf(label, sizeof label, "%u", L->gs[i]);
-        print_line(L, label, i);
-    }
+    kit_table_line(&L->sweep, &L->rows[FULL], "coalesced");
+    for (int i = FIRST_G; i < FIRST_G + L->ng; i++)
+        kit_table_line(&L->sweep, &L->rows[i], NULL);
     if (L->skipped_from)
         printf("%-12s %11s  G = %u to %u not timed: two G in a row were within %.0f%% of random (--all "
                "times them)\n", "...", "", L->skipped_from, L->max_g, 100.0 * (LIKE_RANDOM - 1.0));
-    print_line(L, "random", NON);
+    kit_table_line(&L->sweep, &L->rows[NON], "random");
     printf("\nwarp reach: the share of the array one warp can read (G segments out of %u).\n\n",
            L->n / (unsigned int)FLOATS_PER_SEGMENT);
     printf("time against G, log scale: empty = coalesced (%.3f ms), full = random (%.3f ms)\n", L->t_full, L->t_non);
@@ -531,23 +519,8 @@ static void part1_print(lab *L)
         }
 }
 
-/* A line per timed G, from the table's columns; correct also needs the
- * grouping right. */
-static void part1_csv(lab *L, FILE *f)
-{
-    kit_table head = L->sweep;
-    head.first = "segments_per_group";
-    kit_table_csv_head(f, &head);
-    for (int i = FIRST_G; i < FIRST_G + L->ng; i++)
-        if (L->rows[i].timed) {
-            kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
-            fprintf(f, "%u", L->gs[i]);
-            for (const kit_column *c = sweep_columns; c < sweep_columns + KIT_COUNT(sweep_columns); c++)
-                if (c->csv)
-                    fprintf(f, ",%.*f", c->csv_decimals, c->value(&L->rows[i], L));
-            fprintf(f, ",%d\n", L->coverage[i] > 0.0);
-        }
-}
+/* A line per timed G (kit_table.h). */
+static void part1_csv(lab *L, FILE *f) { kit_table_csv(f, &L->sweep, &L->run.dev, L->n, L->run.c.seed, 1); }
 
 static void part1_kv(lab *L)
 {

@@ -216,12 +216,8 @@ static void p1_launch(const kit_student_api *api, const p1_run *r)
     switch (r->kind) {
     case DIV: api->launch_warp_divergence(v->dA, v->dB, v->dC, v->n, r->iterations); break;
     case NODIV: api->launch_warp_no_divergence(v->dA, v->dB, v->dC, v->n, r->iterations); break;
-    case MATH1: api->launch_math_kernel(1, v->dC, v->n); break;
-    case MATH2: api->launch_math_kernel(2, v->dC, v->n); break;
-    case MATH3: api->launch_math_kernel(3, v->dC, v->n); break;
-    case MATH4: api->launch_math_kernel(4, v->dC, v->n); break;
     case MATH4_PRINTED: mathKernel4_as_printed<<<(v->n + 255) / 256, 256>>>(v->dC, v->n); break;
-    default: break;
+    default: api->launch_math_kernel(r->kind - MATH1 + 1, v->dC, v->n); break; /* mathKernel1-4 */
     }
 }
 
@@ -353,7 +349,7 @@ static __global__ void expect_processed(const float *x, const unsigned int *cls,
 
 static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
 {
-    float **floats[] = {&q->dx, &q->dy, &q->dkeep, &q->dxs, &q->dys};
+    float **floats[] = {&q->dx, &q->dy, &q->dkeep, &q->dxs, &q->dys, &q->dwant};
     unsigned int **words[] = {&q->dcls, &q->dcs, &q->dfrom, &q->dmarks};
     memset(q, 0, sizeof *q);
     q->n = n;
@@ -368,7 +364,6 @@ static void p2_setup(p2_run *q, unsigned int n, unsigned long long seed)
     KIT_CHECK(cudaMalloc((void **)&q->dkeep_next, NCLASSES * sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&q->dstarts, (NCLASSES + 1) * sizeof(unsigned int)));
     KIT_CHECK(cudaMalloc((void **)&q->dfaults, sizeof(unsigned long long)));
-    KIT_CHECK(cudaMalloc((void **)&q->dwant, q->fbytes));
     kit_counter_create(&q->counter, 0, 0);
     q->x = (float *)kit_host_alloc(q->fbytes);
     q->y = (float *)kit_host_alloc(q->fbytes);
@@ -457,29 +452,26 @@ static kit_counts p2_counted(void *p)
 
 static void p2_timed(void *p) { p2_launch(timed, (const p2_run *)p); }
 
+/* Every output of the step to all ones (a float NaN), so that a run that
+ * skips work leaves it wrong; the partition's next is set back to the class
+ * starts instead, as the count step leaves it. */
 static void p2_poison(void *p)
 {
     p2_run *q = (p2_run *)p;
-    switch (q->step) {
-    case COUNT: KIT_CHECK(cudaMemset(q->dnext, 0xff, NCLASSES * sizeof(unsigned int))); break;
-    case PARTITION:
-        KIT_CHECK(cudaMemset(q->dxs, 0xff, q->fbytes));
-        KIT_CHECK(cudaMemset(q->dcs, 0xff, q->ubytes));
-        KIT_CHECK(cudaMemset(q->dfrom, 0xff, q->ubytes));
-        reset_next(q);
-        break;
-    case SCATTER:
-    case MIXED: KIT_CHECK(cudaMemset(q->dy, 0xff, q->fbytes)); break;
-    case SORTED: KIT_CHECK(cudaMemset(q->dys, 0xff, q->fbytes)); break;
-    case REORGANISED:
+    enum p2_step s = q->step;
+    if (s == COUNT || s == REORGANISED)
         KIT_CHECK(cudaMemset(q->dnext, 0xff, NCLASSES * sizeof(unsigned int)));
+    if (s == PARTITION || s == REORGANISED) {
         KIT_CHECK(cudaMemset(q->dxs, 0xff, q->fbytes));
         KIT_CHECK(cudaMemset(q->dcs, 0xff, q->ubytes));
         KIT_CHECK(cudaMemset(q->dfrom, 0xff, q->ubytes));
-        KIT_CHECK(cudaMemset(q->dys, 0xff, q->fbytes));
-        KIT_CHECK(cudaMemset(q->dy, 0xff, q->fbytes));
-        break;
     }
+    if (s == PARTITION)
+        reset_next(q);
+    if (s == SORTED || s == REORGANISED)
+        KIT_CHECK(cudaMemset(q->dys, 0xff, q->fbytes));
+    if (s == SCATTER || s == MIXED || s == REORGANISED)
+        KIT_CHECK(cudaMemset(q->dy, 0xff, q->fbytes));
 }
 
 /* How many slots of the partition on the device are wrong, plus the
@@ -717,7 +709,6 @@ static double ratio(const kit_row *num, const kit_row *den)
 
 /* Part 1's tables, declared once (kit_table.h); the CSV is the lab's own
  * (csv_line), one for both parts, each line naming its part. */
-static double col_time(const kit_row *r, const void *) { return r->timed ? r->t.median_ms : NAN; }
 
 /* The course's pair: each against by warp (ctx: its row); lanes per body,
  * a percentage in the table and a fraction in the key: value line. */
@@ -731,7 +722,7 @@ static double col_lanes_percent(const kit_row *r, const void *) { return 100.0 *
 static int has_stores(const kit_row *r, const void *) { return r->counted && r->counts.c[KIT_ST_REQUESTS]; }
 
 static const kit_column pair_columns[] = {
-    {"time (ms)", 11, 3, "", NULL, 0, NULL, 0, col_time, NULL},
+    {"time (ms)", 11, 3, "", NULL, 0, NULL, 0, kit_col_time, NULL},
     {"vs by warp", 12, 2, "x", NULL, 0, NULL, 0, col_vs_by_warp, NULL},
     {"lanes per body", 16, 1, "%", NULL, 0, NULL, 0, col_lanes_percent, has_stores},
     {NULL, 0, 0, NULL, NULL, 0, "lanes-per-body-%s", 4, col_lanes, NULL},
@@ -748,7 +739,7 @@ static double col_took_if_percent(const kit_row *r, const void *x) { return 100.
 static int is_right(const kit_row *r, const void *) { return r->wrong == 0; }
 
 static const kit_column book_columns[] = {
-    {"time (ms)", 11, 3, "", NULL, 0, NULL, 0, col_time, NULL},
+    {"time (ms)", 11, 3, "", NULL, 0, NULL, 0, kit_col_time, NULL},
     {"took the if", 12, 1, "%", NULL, 0, NULL, 0, col_took_if_percent, is_right},
     {NULL, 0, 0, NULL, NULL, 0, "took-if-%s", 4, col_took_if, NULL},
 };
@@ -962,7 +953,7 @@ static void part2_print(lab *L)
     for (int k = 0; k < 3; k++) {
         const kit_row *x = &L->steps[k];
         printf("%-36s", k == 1 ? "partition_by_class (yours)" : x->name);
-        print_cell(col_time(x, NULL), 11, 3, "");
+        print_cell(kit_col_time(x, NULL), 11, 3, "");
         print_cell(x->counted ? kit_per(&x->counts, KIT_ST_SEGMENTS, KIT_ST_REQUESTS) : NAN, 16, 2, "");
         printf("  %s\n", kit_row_check_word(x));
     }
@@ -976,7 +967,7 @@ static void part2_print(lab *L)
             word = kit_row_check_word(&w[j]);
         printf("%6d", works[k]);
         for (int j = 0; j < 3; j++)
-            print_cell(col_time(&w[j], NULL), j < 2 ? 12 : 17, 3, "");
+            print_cell(kit_col_time(&w[j], NULL), j < 2 ? 12 : 17, 3, "");
         print_cell(grouped > 0 ? grouped : NAN, 14, 2, "x");
         print_cell(reorganised > 0 ? reorganised : NAN, 19, 2, "x");
         printf("  %s\n", word);
