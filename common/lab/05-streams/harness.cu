@@ -169,9 +169,9 @@ static int student_arrays(data_t *d)
      * another process's mapping (grading) or the student's choice left
      * them pageable is the student's to see (the lab's program). */
 #if KIT_TIME_BY_CLOCK
-    KIT_CHECK(cudaHostRegister(d->sA, d->bytes, cudaHostRegisterDefault));
-    KIT_CHECK(cudaHostRegister(d->sB, d->bytes, cudaHostRegisterDefault));
-    KIT_CHECK(cudaHostRegister(d->sC, d->bytes, cudaHostRegisterDefault));
+    unsigned int *job[] = {d->sA, d->sB, d->sC};
+    for (int i = 0; i < 3; i++)
+        KIT_CHECK(cudaHostRegister(job[i], d->bytes, cudaHostRegisterDefault));
     d->s_pinned_here = 1;
 #endif
     return ok;
@@ -189,15 +189,13 @@ static void data_setup(data_t *d, unsigned int n, unsigned long long seed)
     KIT_CHECK(cudaMalloc((void **)&d->dcheck, 4 * sizeof(unsigned long long)));
     /* The bandwidths copy C back before any kernel wrote it. */
     KIT_CHECK(cudaMemset(d->dC, 0, d->bytes));
-    d->A = (unsigned int *)kit_host_alloc(d->bytes);
-    d->B = (unsigned int *)kit_host_alloc(d->bytes);
-    d->C = (unsigned int *)kit_host_alloc(d->bytes);
-    KIT_CHECK(cudaMallocHost((void **)&d->kA, d->bytes));
-    KIT_CHECK(cudaMallocHost((void **)&d->kB, d->bytes));
-    KIT_CHECK(cudaMallocHost((void **)&d->kC, d->bytes));
-    d->sA = (unsigned int *)job_host_alloc(d->bytes);
-    d->sB = (unsigned int *)job_host_alloc(d->bytes);
-    d->sC = (unsigned int *)job_host_alloc(d->bytes);
+    unsigned int **page[] = {&d->A, &d->B, &d->C}, **pin[] = {&d->kA, &d->kB, &d->kC};
+    unsigned int **job[] = {&d->sA, &d->sB, &d->sC};
+    for (int i = 0; i < 3; i++) {
+        *page[i] = (unsigned int *)kit_host_alloc(d->bytes);
+        KIT_CHECK(cudaMallocHost((void **)pin[i], d->bytes));
+        *job[i] = (unsigned int *)job_host_alloc(d->bytes);
+    }
     kit_fill_bits(d->eA, n, seed);
     kit_fill_bits(d->eB, n, seed + 1);
     /* The kernel's time (run_part) reads them before any run wrote them. */
@@ -233,26 +231,20 @@ static void student_done(data_t *d)
 static void data_teardown(data_t *d)
 {
     unsigned int *dev[] = {d->dA, d->dB, d->dC, d->eA, d->eB, d->dX};
+    unsigned int *page[] = {d->A, d->B, d->C}, *pin[] = {d->kA, d->kB, d->kC}, *job[] = {d->sA, d->sB, d->sC};
 
     if (!d->student_gone)
         remote->lab05_host_release(d->sA, d->sB, d->sC);
-    if (d->s_pinned_here) {
-        KIT_CHECK(cudaHostUnregister(d->sA));
-        KIT_CHECK(cudaHostUnregister(d->sB));
-        KIT_CHECK(cudaHostUnregister(d->sC));
+    for (int i = 0; i < 3; i++) {
+        if (d->s_pinned_here)
+            KIT_CHECK(cudaHostUnregister(job[i]));
+        job_host_free(job[i]);
+        free(page[i]);
+        KIT_CHECK(cudaFreeHost(pin[i]));
     }
-    job_host_free(d->sA);
-    job_host_free(d->sB);
-    job_host_free(d->sC);
     for (int i = 0; i < KIT_COUNT(dev); i++)
         KIT_CHECK(cudaFree(dev[i]));
     KIT_CHECK(cudaFree(d->dcheck));
-    free(d->A);
-    free(d->B);
-    free(d->C);
-    KIT_CHECK(cudaFreeHost(d->kA));
-    KIT_CHECK(cudaFreeHost(d->kB));
-    KIT_CHECK(cudaFreeHost(d->kC));
 }
 
 /* ---- every run's inputs, and the check of every run ----------------------------- */
@@ -500,8 +492,39 @@ static int calibrate_work(data_t *d, double target_ms)
     return (int)w1;
 }
 
-/* The kit's own depth-first pipeline of nchunks chunks (kit_issue_chunk,
- * its own streams, the job's host and device arrays), timed as the
+/* The host's own share of the work, a stand-in: one core busy for ms. */
+static void host_work(double ms, int chunk)
+{
+    char name[32];
+    double t0;
+    snprintf(name, sizeof name, "host work, chunk %d", chunk);
+    nvtxRangePushA(name);
+    t0 = kit_wall_ms();
+    while (kit_wall_ms() - t0 < ms) {
+    }
+    nvtxRangePop();
+}
+
+/* The kit's own depth-first pipeline of nchunks chunks (kit_issue_chunk)
+ * in streams s, from the host arrays A, B and C, waited for; where host_ms
+ * >= 0 the host first prepares each chunk for that long (host_work) and
+ * queues it at once. */
+static void issue_kit_pipeline(data_t *d, const unsigned int *A, const unsigned int *B, unsigned int *C,
+                               cudaStream_t *s, int nchunks, double host_ms)
+{
+    for (int i = 0; i < nchunks; i++) {
+        unsigned int first, count;
+        if (host_ms >= 0)
+            host_work(host_ms, i);
+        kit_chunk(d->n, nchunks, i, &first, &count);
+        kit_issue_chunk(A, B, C, d->dA, d->dB, d->dC, first, count, s[i], &kit_vector_knobs_now);
+    }
+    for (int i = 0; i < nchunks; i++)
+        KIT_CHECK(cudaStreamSynchronize(s[i]));
+}
+
+/* The kit's own depth-first pipeline of nchunks chunks (its own streams,
+ * the job's host and device arrays), timed as the
  * student's is: what a pipeline of that many chunks wins back here, at
  * this size, from this memory. */
 typedef struct {
@@ -519,14 +542,7 @@ static void kit_pipe_prepare(void *p)
 static void kit_pipe_run(void *p)
 {
     kit_pipe_t *k = (kit_pipe_t *)p;
-    data_t *d = k->d;
-    for (int i = 0; i < k->nchunks; i++) {
-        unsigned int first, count;
-        kit_chunk(d->n, k->nchunks, i, &first, &count);
-        kit_issue_chunk(d->sA, d->sB, d->sC, d->dA, d->dB, d->dC, first, count, k->s[i], &kit_vector_knobs_now);
-    }
-    for (int i = 0; i < k->nchunks; i++)
-        KIT_CHECK(cudaStreamSynchronize(k->s[i]));
+    issue_kit_pipeline(k->d, k->d->sA, k->d->sB, k->d->sC, k->s, k->nchunks, -1);
 }
 
 static long long kit_pipe_check(void *p)
@@ -832,7 +848,7 @@ typedef struct {
 #define MAX_KERNELS 4
 
 typedef struct {
-    const char *label;
+    const char *label, *key; /* for people; its key: value line */
     int order[MAX_KERNELS];
     int course_units; /* the course's count with one compute queue (Fermi) */
     double units;     /* measured, median of EXPERIMENT_REPS */
@@ -917,19 +933,13 @@ static void print_orders(const kspec *k, int nk, const korder *o, int norders)
 
 static const kspec equal_kernels[4] = {{"Ka1", 0, 1}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 1}};
 static const kspec unequal_kernels[4] = {{"Ka1", 0, 2}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 2}};
-
-/* The host's own share of the work, a stand-in: one core busy for ms. */
-static void host_work(double ms, int chunk)
-{
-    char name[32];
-    double t0;
-    snprintf(name, sizeof name, "host work, chunk %d", chunk);
-    nvtxRangePushA(name);
-    t0 = kit_wall_ms();
-    while (kit_wall_ms() - t0 < ms) {
-    }
-    nvtxRangePop();
-}
+/* The orders each is issued in: the first two of equal_kernels, the last three of unequal_kernels. */
+static const korder kernel_orders_asked[5] = {
+    {"depth-first: Ka1 Kb1 Ka2 Kb2", "units-two-kernels-depth-first", {0, 1, 2, 3}, 3},
+    {"breadth-first: Ka1 Ka2 Kb1 Kb2", "units-two-kernels-breadth-first", {0, 2, 1, 3}, 2},
+    {"depth-first: Ka1 Kb1 Ka2 Kb2", "units-unequal-depth-first", {0, 1, 2, 3}, 5},
+    {"breadth-first: Ka1 Ka2 Kb1 Kb2", "units-unequal-breadth-first", {0, 2, 1, 3}, 4},
+    {"the course's: Ka1 Ka2 Kb2 Kb1", "units-unequal-course-order", {0, 2, 3, 1}, 3}};
 
 /*
  * A gate: s[0] spins for gate_ns and records `start`; the other streams wait
@@ -1024,15 +1034,7 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
     t0 = kit_wall_ms();
     for (int i = 0; mode == 1 && i < FOUR_WAY_CHUNKS; i++)
         host_work(work_ms, i);
-    for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
-        unsigned int first, count;
-        if (mode == 2)
-            host_work(work_ms, i);
-        kit_chunk(d->n, FOUR_WAY_CHUNKS, i, &first, &count);
-        kit_issue_chunk(d->kA, d->kB, d->kC, d->dA, d->dB, d->dC, first, count, s[i], &kit_vector_knobs_now);
-    }
-    for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
-        KIT_CHECK(cudaStreamSynchronize(s[i]));
+    issue_kit_pipeline(d, d->kA, d->kB, d->kC, s, FOUR_WAY_CHUNKS, mode == 2 ? work_ms : -1);
     total = kit_wall_ms() - t0;
     nvtxRangePop();
     *wrong += check_output(d, d->kC, names[mode]);
@@ -1080,7 +1082,7 @@ struct lab {
     int order_chunks;
     double share, possible, need; /* copies beside kernels, of the kernels' time */
     /* Part 4: two streams, two 1-unit kernels each; 2 + 1 units and 1 + 2 units */
-    korder equal[2], unequal[3];
+    korder orders[5]; /* kernel_orders_asked, measured */
     double copy_unit_ms, copy_units[2]; /* stream 1 first; the copy out of stream 2 first */
     double four_way_ms[3], host_work_ms; /* the pipeline alone, after the host's work, between it; per chunk */
     long long four_way_wrong;
@@ -1561,11 +1563,6 @@ static void part4_measure(lab *L)
     cudaStream_t s[FOUR_WAY_CHUNKS];
     unsigned long long *dspan;
     unsigned int *dev_buf, *host_buf;
-    korder eq[2] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 3, 0, {0}, {0}},
-                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 2, 0, {0}, {0}}};
-    korder un[3] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 5, 0, {0}, {0}},
-                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 4, 0, {0}, {0}},
-                    {"the course's: Ka1 Ka2 Kb2 Kb1", {0, 2, 3, 1}, 3, 0, {0}, {0}}};
     double v[EXPERIMENT_REPS];
 
     if (L->brief)
@@ -1579,11 +1576,10 @@ static void part4_measure(lab *L)
     }
     KIT_CHECK(cudaMalloc((void **)&dspan, 2 * MAX_KERNELS * sizeof *dspan));
     nvtxRangePushA("two kernels per stream, each half the GPU");
-    kernel_orders(equal_kernels, 4, eq, 2, s, &L->run.dev, dspan);
-    kernel_orders(unequal_kernels, 4, un, 3, s, &L->run.dev, dspan);
+    memcpy(L->orders, kernel_orders_asked, sizeof L->orders);
+    kernel_orders(equal_kernels, 4, L->orders, 2, s, &L->run.dev, dspan);
+    kernel_orders(unequal_kernels, 4, L->orders + 2, 3, s, &L->run.dev, dspan);
     nvtxRangePop();
-    memcpy(L->equal, eq, sizeof eq);
-    memcpy(L->unequal, un, sizeof un);
 
     /* The copy queue: units of one copy's time. */
     KIT_CHECK(cudaMalloc((void **)&dev_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
@@ -1639,9 +1635,9 @@ static void part4_print(lab *L)
     printf("%-54s %12s %10s\n", "", "course", "this GPU");
     printf("two streams, two kernels each, every kernel half the GPU for 1 unit (%.1f ms):\n",
            EXPERIMENT_UNIT_NS / 1e6);
-    print_orders(equal_kernels, 4, L->equal, 2);
+    print_orders(equal_kernels, 4, L->orders, 2);
     printf("the same with Ka1 and Kb2 2 units long, Kb1 and Ka2 1 unit:\n");
-    print_orders(unequal_kernels, 4, L->unequal, 3);
+    print_orders(unequal_kernels, 4, L->orders + 2, 3);
     printf("stream 1: HDa1 HDb1 K1 DH1, stream 2: DH2; 1 unit = one %u MiB copy (%.3f ms):\n",
            EXPERIMENT_COPY_BYTES >> 20, L->copy_unit_ms);
     printf("  %-52s %6d units %10.2f\n", "stream 1 issued first, then DH2", 5, L->copy_units[0]);
@@ -1660,11 +1656,8 @@ static void part4_kv(lab *L)
     if (L->brief)
         return;
     kit_kv("kit-pipeline-share-of-parts", "%.3f", L->kit_pipeline_share);
-    kit_kv("units-two-kernels-depth-first", "%.2f", L->equal[0].units);
-    kit_kv("units-two-kernels-breadth-first", "%.2f", L->equal[1].units);
-    kit_kv("units-unequal-depth-first", "%.2f", L->unequal[0].units);
-    kit_kv("units-unequal-breadth-first", "%.2f", L->unequal[1].units);
-    kit_kv("units-unequal-course-order", "%.2f", L->unequal[2].units);
+    for (int i = 0; i < KIT_COUNT(L->orders); i++)
+        kit_kv(L->orders[i].key, "%.2f", L->orders[i].units);
     kit_kv("units-copy-queue-stream-1-first", "%.2f", L->copy_units[0]);
     kit_kv("units-copy-queue-dh2-first", "%.2f", L->copy_units[1]);
     kit_kv("time-3-way-ms", "%.4f", L->four_way_ms[0]);
