@@ -1048,7 +1048,6 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
 typedef struct {
     long long early;         /* runs that returned before their streams were done */
     int chunks;              /* 1: serial */
-    double serial_ms;        /* the serial version from pinned memory, same kernel (0: none) */
     double ideal_ms;         /* 0: none */
 } line_t;
 
@@ -1102,9 +1101,11 @@ struct lab {
 static const lab *lab_of(const void *x) { return (const lab *)x; }
 static const line_t *line_of(const kit_row *r, const void *x) { return &lab_of(x)->lines[r - lab_of(x)->rows]; }
 static int has_ideal(const kit_row *r, const void *x) { return r->timed && line_of(r, x)->ideal_ms > 0; }
+/* Against the serial version from pinned memory with the same kernel. */
 static double col_vs_serial(const kit_row *r, const void *x)
 {
-    return r->timed && line_of(r, x)->serial_ms > 0 ? line_of(r, x)->serial_ms / r->t.median_ms : NAN;
+    const kit_row *serial = r < lab_of(x)->plain ? &lab_of(x)->rows[1] : lab_of(x)->plain;
+    return r->timed && serial->timed && serial->t.median_ms > 0 ? serial->t.median_ms / r->t.median_ms : NAN;
 }
 static double col_of_ideal(const kit_row *r, const void *x)
 {
@@ -1338,12 +1339,11 @@ static void part2_measure(lab *L)
         L->plain_rows = 2;
         L->nlines += 2;
     }
-    /* Each line against the serial from pinned memory with its kernel, and
-     * the ideal of its chunks (none for the serial from pageable memory). */
+    /* Each line's ideal, of its chunks and with its kernel (none for the
+     * serial from pageable memory). */
     for (int i = 0; i < L->nlines; i++) {
         line_t *l = &L->lines[i];
         const double *t = L->rows + i < L->plain ? L->part : plain_part;
-        l->serial_ms = L->rows + i < L->plain ? t_serial : L->plain[0].timed ? L->plain[0].t.median_ms : 0.0;
         l->ideal_ms = i ? kit_pipeline_ideal_ms(t[0], t[1], t[2], l->chunks, L->run.dev.copy_engines) : 0.0;
     }
     if (L->best >= 0) {

@@ -336,12 +336,9 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
             out->missed++;
             continue;
         }
-        kit_span *s = &out->spans[out->nspans++];
-        s->op = op;
-        s->row = row;
-        s->stream = lab05_stream_index(nchunks, c->stream);
-        s->start = kit_clock_event_ms(&clock, c->start);
-        s->end = kit_clock_event_ms(&clock, c->end);
+        kit_span s = {op, row, lab05_stream_index(nchunks, c->stream), kit_clock_event_ms(&clock, c->start),
+                      kit_clock_event_ms(&clock, c->end)};
+        out->spans[out->nspans++] = s;
     }
     lab05_waits(out);
     if (!dspans)
@@ -350,13 +347,10 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
     KIT_CHECK(cudaMemcpy(hspans, dspans, cap * sizeof *hspans, cudaMemcpyDeviceToHost));
     nl = kit_launch_spans(hspans, cap, launches, (int)(sizeof launches / sizeof launches[0]));
     for (int i = 0; i < nl && out->nspans < LAB05_MAX_SPANS; i++) {
-        kit_span *s = &out->spans[out->nspans++];
-        s->op = KIT_OP_KERNEL;
-        s->row = lab05_offset_in((const void *)(size_t)launches[i].launch, dC, n);
-        s->stream = -1;
-        s->start = kit_clock_ms(&clock, launches[i].start);
-        s->end = kit_clock_ms(&clock, launches[i].end);
-        out->mean_kernel_ms += (s->end - s->start) / nl;
+        kit_span s = {KIT_OP_KERNEL, lab05_offset_in((const void *)(size_t)launches[i].launch, dC, n), -1,
+                      kit_clock_ms(&clock, launches[i].start), kit_clock_ms(&clock, launches[i].end)};
+        out->spans[out->nspans++] = s;
+        out->mean_kernel_ms += (s.end - s.start) / nl;
     }
     out->launches = nl;
     out->uncertainty_ms = clock.uncertainty_ms;
