@@ -1044,7 +1044,7 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
 /* ---- the table of versions -------------------------------------------------------- */
 
 /* Beside each row of the table of versions (kit_table.h, declared below
- * the lab's state): what it is compared with. */
+ * the lab's state): what its check and its ideal need. */
 typedef struct {
     long long early;         /* runs that returned before their streams were done */
     int chunks;              /* 1: serial */
