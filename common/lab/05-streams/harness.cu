@@ -40,7 +40,6 @@
 #include "kit_pipeline.h"
 #include "kit_report.h"
 #include "kit_rng.h"
-#include "kit_row.h"
 #include "kit_table.h"
 #include "kit_timeline.h"
 #include "kit_timing.h"
