@@ -307,6 +307,16 @@ static inline void kit_event_clock_destroy(kit_event_clock *c)
 
 /* ---- copies: the traced build's cudaMemcpyAsync and cudaMemcpy -------------- */
 
+/*
+ * cudaEventElapsedTime takes two events of one GPU, and an event goes only
+ * into a stream of its own GPU: each copy takes its two events from its
+ * GPU's own, recorded with that GPU current. The caller says which GPU a
+ * copy's stream is of (for the default stream, the current one's): with
+ * several GPUs (Lab 08) kit_traced_memcpy_async_on; on one GPU (Lab 05)
+ * kit_traced_memcpy_async, the trace's one GPU. The records stay in the
+ * order the copies were queued, across the GPUs; kit_copy_trace_free
+ * frees them and the events.
+ */
 typedef struct {
     cudaMemcpyKind kind;
     void *dst;
@@ -316,7 +326,7 @@ typedef struct {
     int sync;     /* 1: cudaMemcpy, which returns when the copy is done */
     int recorded; /* both events are in the stream */
     cudaEvent_t start, end;
-    int device;   /* the GPU its events are of, current while they are recorded; -1: whichever is current */
+    int device;   /* the GPU its events are of, current while they are recorded */
 } kit_copy_record;
 
 /* At most this many GPUs in one trace (kit_copy_trace_start_gpus). */
@@ -324,13 +334,11 @@ typedef struct {
 
 typedef struct {
     int on;        /* record the copies now */
-    int count, cap;
-    long long missed; /* copies past cap, not recorded */
+    int count, room; /* records taken, of room */
+    long long missed; /* copies not recorded: no room, or not of the trace's GPUs */
     kit_copy_record *rec;
-    /* Several GPUs (kit_copy_trace_start_gpus): room records, with no
-     * events of their own (cap stays 0): each takes two of its GPU's
-     * 2 * per_gpu events in pool. */
-    int room, ngpus, per_gpu;
+    /* Each record takes two of its GPU's 2 * per_gpu events in pool. */
+    int ngpus, per_gpu;
     int device[KIT_COPY_TRACE_GPUS], used[KIT_COPY_TRACE_GPUS];
     cudaEvent_t *pool; /* GPU device[g]'s events: 2 * per_gpu from pool[2 * per_gpu * g] */
 } kit_copy_trace;
@@ -338,37 +346,11 @@ typedef struct {
 /* One for the whole program (weak: every translation unit shares it). */
 __attribute__((weak)) kit_copy_trace kit_copy_trace_now;
 
-/* Starts recording up to cap copies. */
-static inline void kit_copy_trace_start(int cap)
-{
-    kit_copy_trace *t = &kit_copy_trace_now;
-    if (cap > t->cap) {
-        for (int i = 0; i < t->cap; i++) {
-            KIT_CHECK(cudaEventDestroy(t->rec[i].start));
-            KIT_CHECK(cudaEventDestroy(t->rec[i].end));
-        }
-        free(t->rec);
-        t->rec = (kit_copy_record *)kit_host_alloc(sizeof(kit_copy_record) * (size_t)cap);
-        for (int i = 0; i < cap; i++) {
-            KIT_CHECK(cudaEventCreate(&t->rec[i].start));
-            KIT_CHECK(cudaEventCreate(&t->rec[i].end));
-        }
-        t->cap = cap;
-    }
-    t->count = 0;
-    t->missed = 0;
-    t->on = 1;
-}
-
 static inline void kit_copy_trace_stop(void) { kit_copy_trace_now.on = 0; }
 
 static inline void kit_copy_trace_free(void)
 {
     kit_copy_trace *t = &kit_copy_trace_now;
-    for (int i = 0; i < t->cap; i++) {
-        KIT_CHECK(cudaEventDestroy(t->rec[i].start));
-        KIT_CHECK(cudaEventDestroy(t->rec[i].end));
-    }
     for (int i = 0; i < 2 * t->per_gpu * t->ngpus; i++)
         KIT_CHECK(cudaEventDestroy(t->pool[i]));
     free(t->pool);
@@ -376,41 +358,55 @@ static inline void kit_copy_trace_free(void)
     memset(t, 0, sizeof *t);
 }
 
-/* The record of the next copy, or NULL when none is wanted. */
-static inline kit_copy_record *kit_copy_trace_next(void *dst, const void *src, size_t bytes,
-                                                   cudaMemcpyKind kind, cudaStream_t stream, int sync)
+/* Starts recording up to per_gpu copies on each of the GPUs devices[0..ngpus)
+ * (the current GPU stays as it was); the events of a trace of the same GPUs
+ * not freed since are used again. */
+static inline void kit_copy_trace_start_gpus(const int *devices, int ngpus, int per_gpu)
 {
     kit_copy_trace *t = &kit_copy_trace_now;
-    kit_copy_record *r;
-    if (!t->on)
-        return NULL;
-    if (t->count == t->cap) {
-        t->missed++;
-        return NULL;
+    int was = 0;
+
+    if (ngpus < 1 || ngpus > KIT_COPY_TRACE_GPUS)
+        kit_die(KIT_EXIT_FAIL, "a copy trace of %d GPUs (a bug of the kit)", ngpus);
+    if (t->ngpus != ngpus || t->per_gpu != per_gpu || memcmp(t->device, devices, sizeof *devices * ngpus)) {
+        kit_copy_trace_free();
+        t->room = ngpus * per_gpu;
+        t->ngpus = ngpus;
+        t->per_gpu = per_gpu;
+        t->rec = (kit_copy_record *)kit_host_alloc(sizeof(kit_copy_record) * (size_t)t->room);
+        t->pool = (cudaEvent_t *)kit_host_alloc(sizeof(cudaEvent_t) * 2 * (size_t)t->room);
+        KIT_CHECK(cudaGetDevice(&was));
+        for (int g = 0; g < ngpus; g++) {
+            t->device[g] = devices[g];
+            KIT_CHECK(cudaSetDevice(devices[g]));
+            for (int i = 0; i < 2 * per_gpu; i++)
+                KIT_CHECK(cudaEventCreate(&t->pool[2 * per_gpu * g + i]));
+        }
+        KIT_CHECK(cudaSetDevice(was));
     }
-    r = &t->rec[t->count++];
-    r->kind = kind;
-    r->dst = dst;
-    r->src = src;
-    r->bytes = bytes;
-    r->stream = stream;
-    r->sync = sync;
-    r->device = -1;
-    /* A stream the runtime refuses makes the copy fail too; that error,
-     * not the event's, is the one the caller must see. */
-    r->recorded = cudaEventRecord(r->start, stream) == cudaSuccess;
-    if (!r->recorded)
-        (void)cudaGetLastError();
-    return r;
+    t->count = 0;
+    t->missed = 0;
+    memset(t->used, 0, sizeof t->used);
+    t->on = 1;
+}
+
+/* Starts recording up to cap copies on the current GPU: a trace of one. */
+static inline void kit_copy_trace_start(int cap)
+{
+    int device = 0;
+    KIT_CHECK(cudaGetDevice(&device));
+    kit_copy_trace_start_gpus(&device, 1, cap);
 }
 
 /* Records e in r's stream, with r's GPU current (an event goes only into a
  * stream of its own GPU; the current GPU stays as it was); 1 where it is
- * there. As above, a refused record leaves no error behind. */
+ * there. A stream the runtime refuses makes the copy fail too; that error,
+ * not the event's, is the one the caller must see: a refused record leaves
+ * no error behind. */
 static inline int kit_copy_record_event(const kit_copy_record *r, cudaEvent_t e)
 {
     int was = r->device, ok;
-    if (r->device >= 0 && cudaGetDevice(&was) != cudaSuccess) {
+    if (cudaGetDevice(&was) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
@@ -424,66 +420,6 @@ static inline int kit_copy_record_event(const kit_copy_record *r, cudaEvent_t e)
     if (was != r->device)
         KIT_CHECK(cudaSetDevice(was));
     return ok;
-}
-
-static inline void kit_copy_trace_done(kit_copy_record *r)
-{
-    if (r && r->recorded)
-        r->recorded = kit_copy_record_event(r, r->end);
-}
-
-static inline cudaError_t kit_traced_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
-                                                  cudaStream_t stream = 0)
-{
-    kit_copy_record *r = kit_copy_trace_next(dst, src, bytes, kind, stream, 0);
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, stream);
-    kit_copy_trace_done(r);
-    return e;
-}
-
-static inline cudaError_t kit_traced_memcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
-{
-    kit_copy_record *r = kit_copy_trace_next(dst, src, bytes, kind, 0, 1);
-    cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
-    kit_copy_trace_done(r);
-    return e;
-}
-
-/* ---- copies on several GPUs: each copy's events of its stream's GPU ---------- */
-
-/*
- * cudaEventElapsedTime takes two events of one GPU, and an event goes only
- * into a stream of its own GPU: with several GPUs each copy takes its two
- * events from its GPU's own, recorded with that GPU current. The caller
- * says which GPU a copy's stream is of (for the default stream, the
- * current one's). The records stay in the order the copies were queued,
- * across the GPUs; kit_copy_trace_free frees them and the events.
- */
-
-/* Starts recording up to per_gpu copies on each of the GPUs devices[0..ngpus)
- * (the current GPU stays as it was). */
-static inline void kit_copy_trace_start_gpus(const int *devices, int ngpus, int per_gpu)
-{
-    kit_copy_trace *t = &kit_copy_trace_now;
-    int was = 0;
-
-    if (ngpus < 1 || ngpus > KIT_COPY_TRACE_GPUS)
-        kit_die(KIT_EXIT_FAIL, "a copy trace of %d GPUs (a bug of the kit)", ngpus);
-    kit_copy_trace_free();
-    t->room = ngpus * per_gpu;
-    t->ngpus = ngpus;
-    t->per_gpu = per_gpu;
-    t->rec = (kit_copy_record *)kit_host_alloc(sizeof(kit_copy_record) * (size_t)t->room);
-    t->pool = (cudaEvent_t *)kit_host_alloc(sizeof(cudaEvent_t) * 2 * (size_t)t->room);
-    KIT_CHECK(cudaGetDevice(&was));
-    for (int g = 0; g < ngpus; g++) {
-        t->device[g] = devices[g];
-        KIT_CHECK(cudaSetDevice(devices[g]));
-        for (int i = 0; i < 2 * per_gpu; i++)
-            KIT_CHECK(cudaEventCreate(&t->pool[2 * per_gpu * g + i]));
-    }
-    KIT_CHECK(cudaSetDevice(was));
-    t->on = 1;
 }
 
 /* The record of the next copy, queued in a stream of GPU device, its start
@@ -518,7 +454,13 @@ static inline kit_copy_record *kit_copy_trace_next_on(int device, void *dst, con
     return r;
 }
 
-/* kit_traced_memcpy_async and kit_traced_memcpy of a copy in a stream of GPU device. */
+static inline void kit_copy_trace_done(kit_copy_record *r)
+{
+    if (r && r->recorded)
+        r->recorded = kit_copy_record_event(r, r->end);
+}
+
+/* cudaMemcpyAsync and cudaMemcpy of a copy in a stream of GPU device, recorded. */
 static inline cudaError_t kit_traced_memcpy_async_on(int device, void *dst, const void *src, size_t bytes,
                                                      cudaMemcpyKind kind, cudaStream_t stream)
 {
@@ -535,6 +477,18 @@ static inline cudaError_t kit_traced_memcpy_on(int device, void *dst, const void
     cudaError_t e = cudaMemcpy(dst, src, bytes, kind);
     kit_copy_trace_done(r);
     return e;
+}
+
+/* The same on the one GPU of a trace of one (kit_copy_trace_start). */
+static inline cudaError_t kit_traced_memcpy_async(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                                  cudaStream_t stream = 0)
+{
+    return kit_traced_memcpy_async_on(kit_copy_trace_now.device[0], dst, src, bytes, kind, stream);
+}
+
+static inline cudaError_t kit_traced_memcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    return kit_traced_memcpy_on(kit_copy_trace_now.device[0], dst, src, bytes, kind);
 }
 
 /* ---- spans, their overlap, the text timeline ------------------------------------ */

@@ -40,7 +40,7 @@
 #include "kit_pipeline.h"
 #include "kit_report.h"
 #include "kit_rng.h"
-#include "kit_row.h"
+#include "kit_table.h"
 #include "kit_timeline.h"
 #include "kit_timing.h"
 
@@ -168,9 +168,9 @@ static int student_arrays(data_t *d)
      * another process's mapping (grading) or the student's choice left
      * them pageable is the student's to see (the lab's program). */
 #if KIT_TIME_BY_CLOCK
-    KIT_CHECK(cudaHostRegister(d->sA, d->bytes, cudaHostRegisterDefault));
-    KIT_CHECK(cudaHostRegister(d->sB, d->bytes, cudaHostRegisterDefault));
-    KIT_CHECK(cudaHostRegister(d->sC, d->bytes, cudaHostRegisterDefault));
+    unsigned int *job[] = {d->sA, d->sB, d->sC};
+    for (int i = 0; i < 3; i++)
+        KIT_CHECK(cudaHostRegister(job[i], d->bytes, cudaHostRegisterDefault));
     d->s_pinned_here = 1;
 #endif
     return ok;
@@ -188,15 +188,13 @@ static void data_setup(data_t *d, unsigned int n, unsigned long long seed)
     KIT_CHECK(cudaMalloc((void **)&d->dcheck, 4 * sizeof(unsigned long long)));
     /* The bandwidths copy C back before any kernel wrote it. */
     KIT_CHECK(cudaMemset(d->dC, 0, d->bytes));
-    d->A = (unsigned int *)kit_host_alloc(d->bytes);
-    d->B = (unsigned int *)kit_host_alloc(d->bytes);
-    d->C = (unsigned int *)kit_host_alloc(d->bytes);
-    KIT_CHECK(cudaMallocHost((void **)&d->kA, d->bytes));
-    KIT_CHECK(cudaMallocHost((void **)&d->kB, d->bytes));
-    KIT_CHECK(cudaMallocHost((void **)&d->kC, d->bytes));
-    d->sA = (unsigned int *)job_host_alloc(d->bytes);
-    d->sB = (unsigned int *)job_host_alloc(d->bytes);
-    d->sC = (unsigned int *)job_host_alloc(d->bytes);
+    unsigned int **page[] = {&d->A, &d->B, &d->C}, **pin[] = {&d->kA, &d->kB, &d->kC};
+    unsigned int **job[] = {&d->sA, &d->sB, &d->sC};
+    for (int i = 0; i < 3; i++) {
+        *page[i] = (unsigned int *)kit_host_alloc(d->bytes);
+        KIT_CHECK(cudaMallocHost((void **)pin[i], d->bytes));
+        *job[i] = (unsigned int *)job_host_alloc(d->bytes);
+    }
     kit_fill_bits(d->eA, n, seed);
     kit_fill_bits(d->eB, n, seed + 1);
     /* The kernel's time (run_part) reads them before any run wrote them. */
@@ -232,26 +230,20 @@ static void student_done(data_t *d)
 static void data_teardown(data_t *d)
 {
     unsigned int *dev[] = {d->dA, d->dB, d->dC, d->eA, d->eB, d->dX};
+    unsigned int *page[] = {d->A, d->B, d->C}, *pin[] = {d->kA, d->kB, d->kC}, *job[] = {d->sA, d->sB, d->sC};
 
     if (!d->student_gone)
         remote->lab05_host_release(d->sA, d->sB, d->sC);
-    if (d->s_pinned_here) {
-        KIT_CHECK(cudaHostUnregister(d->sA));
-        KIT_CHECK(cudaHostUnregister(d->sB));
-        KIT_CHECK(cudaHostUnregister(d->sC));
+    for (int i = 0; i < 3; i++) {
+        if (d->s_pinned_here)
+            KIT_CHECK(cudaHostUnregister(job[i]));
+        job_host_free(job[i]);
+        free(page[i]);
+        KIT_CHECK(cudaFreeHost(pin[i]));
     }
-    job_host_free(d->sA);
-    job_host_free(d->sB);
-    job_host_free(d->sC);
     for (int i = 0; i < KIT_COUNT(dev); i++)
         KIT_CHECK(cudaFree(dev[i]));
     KIT_CHECK(cudaFree(d->dcheck));
-    free(d->A);
-    free(d->B);
-    free(d->C);
-    KIT_CHECK(cudaFreeHost(d->kA));
-    KIT_CHECK(cudaFreeHost(d->kB));
-    KIT_CHECK(cudaFreeHost(d->kC));
 }
 
 /* ---- every run's inputs, and the check of every run ----------------------------- */
@@ -499,8 +491,39 @@ static int calibrate_work(data_t *d, double target_ms)
     return (int)w1;
 }
 
-/* The kit's own depth-first pipeline of nchunks chunks (kit_issue_chunk,
- * its own streams, the job's host and device arrays), timed as the
+/* The host's own share of the work, a stand-in: one core busy for ms. */
+static void host_work(double ms, int chunk)
+{
+    char name[32];
+    double t0;
+    snprintf(name, sizeof name, "host work, chunk %d", chunk);
+    nvtxRangePushA(name);
+    t0 = kit_wall_ms();
+    while (kit_wall_ms() - t0 < ms) {
+    }
+    nvtxRangePop();
+}
+
+/* The kit's own depth-first pipeline of nchunks chunks (kit_issue_chunk)
+ * in streams s, from the host arrays A, B and C, waited for; where host_ms
+ * >= 0 the host first prepares each chunk for that long (host_work) and
+ * queues it at once. */
+static void issue_kit_pipeline(data_t *d, const unsigned int *A, const unsigned int *B, unsigned int *C,
+                               cudaStream_t *s, int nchunks, double host_ms)
+{
+    for (int i = 0; i < nchunks; i++) {
+        unsigned int first, count;
+        if (host_ms >= 0)
+            host_work(host_ms, i);
+        kit_chunk(d->n, nchunks, i, &first, &count);
+        kit_issue_chunk(A, B, C, d->dA, d->dB, d->dC, first, count, s[i], &kit_vector_knobs_now);
+    }
+    for (int i = 0; i < nchunks; i++)
+        KIT_CHECK(cudaStreamSynchronize(s[i]));
+}
+
+/* The kit's own depth-first pipeline of nchunks chunks (its own streams,
+ * the job's host and device arrays), timed as the
  * student's is: what a pipeline of that many chunks wins back here, at
  * this size, from this memory. */
 typedef struct {
@@ -518,14 +541,7 @@ static void kit_pipe_prepare(void *p)
 static void kit_pipe_run(void *p)
 {
     kit_pipe_t *k = (kit_pipe_t *)p;
-    data_t *d = k->d;
-    for (int i = 0; i < k->nchunks; i++) {
-        unsigned int first, count;
-        kit_chunk(d->n, k->nchunks, i, &first, &count);
-        kit_issue_chunk(d->sA, d->sB, d->sC, d->dA, d->dB, d->dC, first, count, k->s[i], &kit_vector_knobs_now);
-    }
-    for (int i = 0; i < k->nchunks; i++)
-        KIT_CHECK(cudaStreamSynchronize(k->s[i]));
+    issue_kit_pipeline(k->d, k->d->sA, k->d->sB, k->d->sC, k->s, k->nchunks, -1);
 }
 
 static long long kit_pipe_check(void *p)
@@ -831,7 +847,7 @@ typedef struct {
 #define MAX_KERNELS 4
 
 typedef struct {
-    const char *label;
+    const char *label, *key; /* for people; its key: value line */
     int order[MAX_KERNELS];
     int course_units; /* the course's count with one compute queue (Fermi) */
     double units;     /* measured, median of EXPERIMENT_REPS */
@@ -916,19 +932,13 @@ static void print_orders(const kspec *k, int nk, const korder *o, int norders)
 
 static const kspec equal_kernels[4] = {{"Ka1", 0, 1}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 1}};
 static const kspec unequal_kernels[4] = {{"Ka1", 0, 2}, {"Kb1", 0, 1}, {"Ka2", 1, 1}, {"Kb2", 1, 2}};
-
-/* The host's own share of the work, a stand-in: one core busy for ms. */
-static void host_work(double ms, int chunk)
-{
-    char name[32];
-    double t0;
-    snprintf(name, sizeof name, "host work, chunk %d", chunk);
-    nvtxRangePushA(name);
-    t0 = kit_wall_ms();
-    while (kit_wall_ms() - t0 < ms) {
-    }
-    nvtxRangePop();
-}
+/* The orders each is issued in: the first two of equal_kernels, the last three of unequal_kernels. */
+static const korder kernel_orders_asked[5] = {
+    {"depth-first: Ka1 Kb1 Ka2 Kb2", "units-two-kernels-depth-first", {0, 1, 2, 3}, 3},
+    {"breadth-first: Ka1 Ka2 Kb1 Kb2", "units-two-kernels-breadth-first", {0, 2, 1, 3}, 2},
+    {"depth-first: Ka1 Kb1 Ka2 Kb2", "units-unequal-depth-first", {0, 1, 2, 3}, 5},
+    {"breadth-first: Ka1 Ka2 Kb1 Kb2", "units-unequal-breadth-first", {0, 2, 1, 3}, 4},
+    {"the course's: Ka1 Ka2 Kb2 Kb1", "units-unequal-course-order", {0, 2, 3, 1}, 3}};
 
 /*
  * A gate: s[0] spins for gate_ns and records `start`; the other streams wait
@@ -1023,15 +1033,7 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
     t0 = kit_wall_ms();
     for (int i = 0; mode == 1 && i < FOUR_WAY_CHUNKS; i++)
         host_work(work_ms, i);
-    for (int i = 0; i < FOUR_WAY_CHUNKS; i++) {
-        unsigned int first, count;
-        if (mode == 2)
-            host_work(work_ms, i);
-        kit_chunk(d->n, FOUR_WAY_CHUNKS, i, &first, &count);
-        kit_issue_chunk(d->kA, d->kB, d->kC, d->dA, d->dB, d->dC, first, count, s[i], &kit_vector_knobs_now);
-    }
-    for (int i = 0; i < FOUR_WAY_CHUNKS; i++)
-        KIT_CHECK(cudaStreamSynchronize(s[i]));
+    issue_kit_pipeline(d, d->kA, d->kB, d->kC, s, FOUR_WAY_CHUNKS, mode == 2 ? work_ms : -1);
     total = kit_wall_ms() - t0;
     nvtxRangePop();
     *wrong += check_output(d, d->kC, names[mode]);
@@ -1040,34 +1042,13 @@ static double four_way(data_t *d, cudaStream_t *s, int mode, double work_ms, lon
 
 /* ---- the table of versions -------------------------------------------------------- */
 
-/* A line of the table: a version's row, and what it is compared with. Not
- * a kit_table (kit_table.h): its check says NO WAIT for runs that returned
- * early and WRONG for a wrong timed run, an ideal it lacks is left blank,
- * and its CSV quotes the version's name, which holds a comma. */
+/* Beside each row of the table of versions (kit_table.h, declared below
+ * the lab's state): what its check and its ideal need. */
 typedef struct {
-    kit_row row;
     long long early;         /* runs that returned before their streams were done */
     int chunks;              /* 1: serial */
-    double serial_ms;        /* the serial version from pinned memory, same kernel (0: none) */
     double ideal_ms;         /* 0: none */
 } line_t;
-
-static void print_line(const line_t *l)
-{
-    const kit_row *r = &l->row;
-    printf("%-32s", r->name);
-    if (r->timed && l->serial_ms > 0)
-        printf(" %10.3f %9.2fx", r->t.median_ms, l->serial_ms / r->t.median_ms);
-    else if (r->timed)
-        printf(" %10.3f %10s", r->t.median_ms, "-");
-    else
-        printf(" %10s %10s", "-", "-");
-    if (r->timed && l->ideal_ms > 0)
-        printf(" %8.0f%%", 100.0 * l->ideal_ms / r->t.median_ms);
-    else
-        printf(" %9s", "");
-    printf("  %s\n", r->wrong || r->t.bad_runs ? "WRONG" : l->early ? "NO WAIT" : "ok");
-}
 
 /* ---- the lab, declared once (kit_lab.h) ------------------------------------------------ */
 
@@ -1089,7 +1070,8 @@ struct lab {
     double gbs[4], part[3], part_plain_kernel; /* gbs: in and out, pageable then pinned */
     /* Part 2's table: serial (measured in Part 1), depth-first, breadth-first,
      * the plain kernel's; df[best] the fastest verified (best -1: none) */
-    line_t lines[2 + 2 * NSWEEP + 2], *df, *bf, *plain;
+    kit_row rows[2 + 2 * NSWEEP + 2], *df, *bf, *plain;
+    line_t lines[2 + 2 * NSWEEP + 2]; /* beside each row */
     int nlines, plain_rows, best;
     double speedup, of_ideal; /* the best's over serial from pinned memory, and of its ideal */
     /* Part 3: the traced runs, depth-first (judged) and breadth-first (--timeline) */
@@ -1098,7 +1080,7 @@ struct lab {
     int order_chunks;
     double share, possible, need; /* copies beside kernels, of the kernels' time */
     /* Part 4: two streams, two 1-unit kernels each; 2 + 1 units and 1 + 2 units */
-    korder equal[2], unequal[3];
+    korder orders[5]; /* kernel_orders_asked, measured */
     double copy_unit_ms, copy_units[2]; /* stream 1 first; the copy out of stream 2 first */
     double four_way_ms[3], host_work_ms; /* the pipeline alone, after the host's work, between it; per chunk */
     long long four_way_wrong;
@@ -1111,25 +1093,69 @@ struct lab {
     long long kit_pipeline_wrong;
 };
 
+/* The table of versions, declared once: its check says NO WAIT for runs
+ * that returned early and WRONG for a wrong timed run; an ideal it lacks
+ * is left blank (the table's hidden text); the CSV quotes the version's
+ * name, which holds a comma. */
+static const lab *lab_of(const void *x) { return (const lab *)x; }
+static const line_t *line_of(const kit_row *r, const void *x) { return &lab_of(x)->lines[r - lab_of(x)->rows]; }
+static int has_ideal(const kit_row *r, const void *x) { return r->timed && line_of(r, x)->ideal_ms > 0; }
+/* Against the serial version from pinned memory with the same kernel. */
+static double col_vs_serial(const kit_row *r, const void *x)
+{
+    const kit_row *serial = r < lab_of(x)->plain ? &lab_of(x)->rows[1] : lab_of(x)->plain;
+    return r->timed && serial->timed && serial->t.median_ms > 0 ? serial->t.median_ms / r->t.median_ms : NAN;
+}
+static double col_of_ideal(const kit_row *r, const void *x)
+{
+    return has_ideal(r, x) ? 100.0 * line_of(r, x)->ideal_ms / r->t.median_ms : 0.0;
+}
+static double col_chunks(const kit_row *r, const void *x) { return line_of(r, x)->chunks; }
+static double col_work(const kit_row *r, const void *x) { return r < lab_of(x)->plain ? (double)lab_of(x)->work : 0.0; }
+static double col_ideal(const kit_row *r, const void *x) { return line_of(r, x)->ideal_ms; }
+static const char *check_word(const kit_row *r, const void *x)
+{
+    return r->wrong || r->t.bad_runs ? "WRONG" : line_of(r, x)->early ? "NO WAIT" : "ok";
+}
+static int correct(const kit_row *r, const void *x) { return strcmp(check_word(r, x), "ok") == 0; }
+
+static const kit_column version_columns[] = {
+    {NULL, 0, 0, NULL, "chunks", 0, NULL, 0, col_chunks, NULL},
+    {NULL, 0, 0, NULL, "kernel_work", 0, NULL, 0, col_work, NULL},
+    {"time (ms)", 10, 3, "", "time_ms", 6, NULL, 0, kit_col_time, NULL},
+    {"vs serial", 10, 2, "x", NULL, 0, NULL, 0, col_vs_serial, NULL},
+    {"of ideal", 9, 0, "%", NULL, 0, NULL, 0, col_of_ideal, has_ideal},
+    {NULL, 0, 0, NULL, "ideal_ms", 6, NULL, 0, col_ideal, NULL},
+};
+
+/* The first nrows rows of the table. */
+static kit_table versions(const lab *L, int nrows)
+{
+    kit_table t = {"version", 32, L->rows, nrows, version_columns, KIT_COUNT(version_columns), L,
+                   NULL, check_word, correct, NULL, NULL, ""};
+    return t;
+}
+
 /* Names and measures a line of the table: version v, a pipeline in the job
  * open (open_job); prefix "plain-" for the plain kernel's. */
-static void measure_line(lab *L, line_t *l, enum version v, const char *prefix)
+static void measure_line(lab *L, kit_row *row, enum version v, const char *prefix)
 {
     static const char *const what[] = {"pageable", "pinned", "depth-first", "breadth-first"};
     kit_row_work w = {&L->r, NULL, run_once, poison, verify, NULL, compare, NULL, NULL, NULL};
+    line_t *l = &L->lines[row - L->rows];
     char key[32];
 
     l->chunks = v >= DEPTH_FIRST ? L->r.nchunks : 1;
     if (v >= DEPTH_FIRST) {
         snprintf(key, sizeof key, "%s%s-%d", prefix, what[v], l->chunks);
-        kit_row_name(&l->row, key, "TODO(2), TODO(3) and TODO(5)", "%s, %d chunks", what[v], l->chunks);
+        kit_row_name(row, key, "TODO(2), TODO(3) and TODO(5)", "%s, %d chunks", what[v], l->chunks);
     } else {
         snprintf(key, sizeof key, "%sserial-%s", prefix, what[v]);
-        kit_row_name(&l->row, key, NULL, "serial, %s memory", what[v]);
+        kit_row_name(row, key, NULL, "serial, %s memory", what[v]);
     }
-    run_named(&L->r, v, l->row.name);
-    nvtxRangePushA(l->row.name);
-    kit_row_measure(&l->row, &w, &L->run.policy);
+    run_named(&L->r, v, row->name);
+    nvtxRangePushA(row->name);
+    kit_row_measure(row, &w, &L->run.policy);
     nvtxRangePop();
     l->early = L->r.early;
 }
@@ -1204,7 +1230,7 @@ static void setup(lab *L)
     L->r.d = &L->d;
     L->streams_ok = 1;
     L->best = -1;
-    L->df = L->lines + 2;
+    L->df = L->rows + 2;
     L->bf = L->df + L->nsweep;
     L->plain = L->bf + L->nsweep;
     L->nlines = 2 + 2 * L->nsweep;
@@ -1239,8 +1265,8 @@ static void part1_measure(lab *L)
      * timed again in Part 5, the student's process gone: student_done). */
     if (kit_focus && strncmp(kit_focus, "depth-first-", 12) == 0)
         kit_focus_also = "serial-pinned";
-    measure_line(L, &L->lines[0], SERIAL_PAGEABLE, "");
-    measure_line(L, &L->lines[1], SERIAL_PINNED, "");
+    measure_line(L, &L->rows[0], SERIAL_PAGEABLE, "");
+    measure_line(L, &L->rows[1], SERIAL_PINNED, "");
 }
 
 static void part1_print(lab *L)
@@ -1284,10 +1310,10 @@ static void part2_measure(lab *L)
     run_t *r = &L->r;
     int best_focused = 0;
     double plain_part[3] = {L->part[0], L->part_plain_kernel, L->part[2]};
-    double t_serial = L->lines[1].row.timed ? L->lines[1].row.t.median_ms : 0.0;
+    double t_serial = L->rows[1].timed ? L->rows[1].t.median_ms : 0.0;
 
     for (int i = 0; i < L->nsweep; i++) {
-        const kit_row *x = &L->df[i].row;
+        const kit_row *x = &L->df[i];
         int focused;
         L->streams_ok &= open_job(r, L->chunks[i]);
         measure_line(L, &L->df[i], DEPTH_FIRST, "");
@@ -1297,7 +1323,7 @@ static void part2_measure(lab *L)
          * only one timed until steady. */
         focused = kit_focus && strcmp(kit_focus, x->key) == 0;
         if (x->timed && x->t.bad_runs == 0 && x->wrong == 0 && !best_focused &&
-            (L->best < 0 || focused || x->t.median_ms < L->df[L->best].row.t.median_ms)) {
+            (L->best < 0 || focused || x->t.median_ms < L->df[L->best].t.median_ms)) {
             L->best = i;
             best_focused = focused;
         }
@@ -1312,27 +1338,24 @@ static void part2_measure(lab *L)
         L->plain_rows = 2;
         L->nlines += 2;
     }
-    /* Each line against the serial from pinned memory with its kernel, and
-     * the ideal of its chunks (none for the serial from pageable memory). */
+    /* Each line's ideal, of its chunks and with its kernel (none for the
+     * serial from pageable memory). */
     for (int i = 0; i < L->nlines; i++) {
         line_t *l = &L->lines[i];
-        const double *t = l < L->plain ? L->part : plain_part;
-        l->serial_ms = l < L->plain ? t_serial : L->plain[0].row.timed ? L->plain[0].row.t.median_ms : 0.0;
+        const double *t = L->rows + i < L->plain ? L->part : plain_part;
         l->ideal_ms = i ? kit_pipeline_ideal_ms(t[0], t[1], t[2], l->chunks, L->run.dev.copy_engines) : 0.0;
     }
     if (L->best >= 0) {
-        const line_t *b = &L->df[L->best];
-        L->speedup = t_serial / b->row.t.median_ms;
-        L->of_ideal = b->ideal_ms / b->row.t.median_ms;
+        const kit_row *b = &L->df[L->best];
+        L->speedup = t_serial / b->t.median_ms;
+        L->of_ideal = line_of(b, L)->ideal_ms / b->t.median_ms;
     }
 }
 
 static void part2_print(lab *L)
 {
-    const line_t *l;
-    printf("%-32s %10s %10s %9s  %s\n", "version", "time (ms)", "vs serial", "of ideal", "check");
-    for (l = L->lines; l < L->plain; l++)
-        print_line(l);
+    const kit_table t = versions(L, (int)(L->plain - L->rows));
+    kit_table_print(&t);
     printf("(vs serial: against serial from pinned memory; of ideal: the best this many chunks can do,\n"
            "the stages of one chunk and then the slowest stage for each other chunk, %s)\n",
            L->run.dev.copy_engines >= 2 ? "copies in and out on separate engines" : "copies in and out on one engine");
@@ -1341,39 +1364,34 @@ static void part2_print(lab *L)
                "behind another's work there, as on Fermi)\n", L->queues);
     if (L->plain_rows) {
         printf("\nwith the course's plain kernel (%.3f ms for all the data):\n", L->part_plain_kernel);
-        for (; l < L->lines + L->nlines; l++)
-            print_line(l);
+        for (const kit_row *r = L->plain; r < L->rows + L->nlines; r++)
+            kit_table_line(&t, r, NULL);
     }
     printf("\n");
 }
 
 static void part2_csv(lab *L, FILE *f)
 {
-    fprintf(f, "gpu,size,seed,version,chunks,kernel_work,time_ms,ideal_ms,correct\n");
-    for (const line_t *l = L->lines; l < L->lines + L->nlines; l++) {
-        const kit_row *r = &l->row;
-        kit_csv_prefix(f, &L->run.dev, L->n, L->run.c.seed);
-        fprintf(f, "\"%s\",%d,%llu,%.6f,%.6f,%d\n", r->name, l->chunks, l < L->plain ? L->work : 0ull,
-                r->timed ? r->t.median_ms : 0.0, l->ideal_ms, r->wrong == 0 && r->t.bad_runs == 0 && l->early == 0);
-    }
+    const kit_table t = versions(L, L->nlines);
+    kit_table_csv(f, &t, &L->run.dev, L->n, L->run.c.seed, 1);
 }
 
 static void part2_kv(lab *L)
 {
-    for (int i = 0; i < L->nlines; i++)
-        kit_row_kv(&L->lines[i].row);
+    const kit_table t = versions(L, L->nlines);
+    kit_table_kv(&t);
     for (int i = 0; i < L->nsweep; i++) {
         char key[48];
         snprintf(key, sizeof key, "ideal-%d-ms", L->chunks[i]);
-        kit_kv(key, "%.4f", L->df[i].ideal_ms);
+        kit_kv(key, "%.4f", line_of(&L->df[i], L)->ideal_ms);
     }
     if (L->best >= 0) {
         kit_kv("best-chunks", "%d", L->chunks[L->best]);
         kit_kv("speedup-pipeline-vs-pinned", "%.3f", L->speedup);
         kit_kv("pipeline-fraction-of-ideal", "%.3f", L->of_ideal);
     }
-    if (L->plain_rows && L->plain[0].row.timed && L->plain[1].row.timed)
-        kit_kv("speedup-plain-pipeline-vs-pinned", "%.3f", L->plain[0].row.t.median_ms / L->plain[1].row.t.median_ms);
+    if (L->plain_rows && L->plain[0].timed && L->plain[1].timed)
+        kit_kv("speedup-plain-pipeline-vs-pinned", "%.3f", L->plain[0].t.median_ms / L->plain[1].t.median_ms);
 }
 
 /* Pinned host memory (TODO(1)), streams of the student's own, and every run
@@ -1383,13 +1401,13 @@ static void part2_verdict(lab *L)
 {
     L->run.pass &= L->alloc_ok & L->streams_ok & (early_total == 0);
     for (int i = 0; i < 2; i++)
-        L->run.pass &= kit_row_ok(&L->lines[i].row, L->n);
+        L->run.pass &= kit_row_ok(&L->rows[i], L->n);
     for (int i = 0; i < L->nsweep; i++) {
-        L->run.pass &= kit_row_ok(&L->df[i].row, L->n);
-        L->run.pass &= kit_row_ok(&L->bf[i].row, L->n);
+        L->run.pass &= kit_row_ok(&L->df[i], L->n);
+        L->run.pass &= kit_row_ok(&L->bf[i], L->n);
     }
     for (int i = 0; i < L->plain_rows; i++)
-        L->run.pass &= kit_row_ok(&L->plain[i].row, L->n);
+        L->run.pass &= kit_row_ok(&L->plain[i], L->n);
 }
 
 /* Part 3: from the traced build, the timeline of the fastest depth-first
@@ -1544,11 +1562,6 @@ static void part4_measure(lab *L)
     cudaStream_t s[FOUR_WAY_CHUNKS];
     unsigned long long *dspan;
     unsigned int *dev_buf, *host_buf;
-    korder eq[2] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 3, 0, {0}, {0}},
-                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 2, 0, {0}, {0}}};
-    korder un[3] = {{"depth-first: Ka1 Kb1 Ka2 Kb2", {0, 1, 2, 3}, 5, 0, {0}, {0}},
-                    {"breadth-first: Ka1 Ka2 Kb1 Kb2", {0, 2, 1, 3}, 4, 0, {0}, {0}},
-                    {"the course's: Ka1 Ka2 Kb2 Kb1", {0, 2, 3, 1}, 3, 0, {0}, {0}}};
     double v[EXPERIMENT_REPS];
 
     if (L->brief)
@@ -1562,11 +1575,10 @@ static void part4_measure(lab *L)
     }
     KIT_CHECK(cudaMalloc((void **)&dspan, 2 * MAX_KERNELS * sizeof *dspan));
     nvtxRangePushA("two kernels per stream, each half the GPU");
-    kernel_orders(equal_kernels, 4, eq, 2, s, &L->run.dev, dspan);
-    kernel_orders(unequal_kernels, 4, un, 3, s, &L->run.dev, dspan);
+    memcpy(L->orders, kernel_orders_asked, sizeof L->orders);
+    kernel_orders(equal_kernels, 4, L->orders, 2, s, &L->run.dev, dspan);
+    kernel_orders(unequal_kernels, 4, L->orders + 2, 3, s, &L->run.dev, dspan);
     nvtxRangePop();
-    memcpy(L->equal, eq, sizeof eq);
-    memcpy(L->unequal, un, sizeof un);
 
     /* The copy queue: units of one copy's time. */
     KIT_CHECK(cudaMalloc((void **)&dev_buf, 4 * (size_t)EXPERIMENT_COPY_BYTES));
@@ -1622,9 +1634,9 @@ static void part4_print(lab *L)
     printf("%-54s %12s %10s\n", "", "course", "this GPU");
     printf("two streams, two kernels each, every kernel half the GPU for 1 unit (%.1f ms):\n",
            EXPERIMENT_UNIT_NS / 1e6);
-    print_orders(equal_kernels, 4, L->equal, 2);
+    print_orders(equal_kernels, 4, L->orders, 2);
     printf("the same with Ka1 and Kb2 2 units long, Kb1 and Ka2 1 unit:\n");
-    print_orders(unequal_kernels, 4, L->unequal, 3);
+    print_orders(unequal_kernels, 4, L->orders + 2, 3);
     printf("stream 1: HDa1 HDb1 K1 DH1, stream 2: DH2; 1 unit = one %u MiB copy (%.3f ms):\n",
            EXPERIMENT_COPY_BYTES >> 20, L->copy_unit_ms);
     printf("  %-52s %6d units %10.2f\n", "stream 1 issued first, then DH2", 5, L->copy_units[0]);
@@ -1643,11 +1655,8 @@ static void part4_kv(lab *L)
     if (L->brief)
         return;
     kit_kv("kit-pipeline-share-of-parts", "%.3f", L->kit_pipeline_share);
-    kit_kv("units-two-kernels-depth-first", "%.2f", L->equal[0].units);
-    kit_kv("units-two-kernels-breadth-first", "%.2f", L->equal[1].units);
-    kit_kv("units-unequal-depth-first", "%.2f", L->unequal[0].units);
-    kit_kv("units-unequal-breadth-first", "%.2f", L->unequal[1].units);
-    kit_kv("units-unequal-course-order", "%.2f", L->unequal[2].units);
+    for (int i = 0; i < KIT_COUNT(L->orders); i++)
+        kit_kv(L->orders[i].key, "%.2f", L->orders[i].units);
     kit_kv("units-copy-queue-stream-1-first", "%.2f", L->copy_units[0]);
     kit_kv("units-copy-queue-dh2-first", "%.2f", L->copy_units[1]);
     kit_kv("time-3-way-ms", "%.4f", L->four_way_ms[0]);
@@ -1674,7 +1683,7 @@ static void part5_measure(lab *L)
     int k = L->best >= 0 ? L->chunks[L->best] : 0;
 
     L->gain_asked = L->best >= 0 && k >= 2;
-    L->g_best = L->best >= 0 ? L->df[L->best].row.t.min_ms : 0.0;
+    L->g_best = L->best >= 0 ? L->df[L->best].t.min_ms : 0.0;
     L->path = L->gain_asked ? fmin(path_ms(), PATH_MAX_SHARE * L->g_best) : 0.0;
     /* What the student's pipeline is judged against, timed with the
      * student's process gone: the serial from pinned memory, the parts
@@ -1690,8 +1699,8 @@ static void part5_measure(lab *L)
     /* Times to judge by: the fastest of several runs each (one run tells
      * nothing; what anything else adds to a run cannot lower the fastest). */
     double g_best_net = L->g_best - L->path > 0 ? L->g_best - L->path : 0.0;
-    L->gain_runs = L->gain_asked && L->df[L->best].row.t.reps >= MIN_GAIN_REPS &&
-                   L->lines[1].row.t.reps >= MIN_GAIN_REPS;
+    L->gain_runs = L->gain_asked && L->df[L->best].t.reps >= MIN_GAIN_REPS &&
+                   L->rows[1].t.reps >= MIN_GAIN_REPS;
     L->gain_possible = L->best >= 0 ? L->g_serial - L->g_ideal : 0.0;
     L->gain_share = L->gain_possible > 0 ? (L->g_serial - g_best_net) / L->gain_possible : 0.0;
     L->kit_gain_share = L->gain_possible > 0 ? (L->g_serial - L->t_kit) / L->gain_possible : 0.0;
@@ -1762,7 +1771,7 @@ static void summary(lab *L)
 {
     long long wrong = L->four_way_wrong + L->tl.wrong + L->tl_bf.wrong + L->kit_pipeline_wrong;
     for (int i = 0; i < L->nlines; i++)
-        wrong += L->lines[i].row.wrong > 0 ? L->lines[i].row.wrong : 0;
+        wrong += L->rows[i].wrong > 0 ? L->rows[i].wrong : 0;
     kit_kv("timeline-and-examples", "%s", L->brief ? "left out (--focus)" : "run");
     kit_kv("wrong-elements", "%lld", wrong);
     kit_kv("runs-returned-early", "%lld", early_total);

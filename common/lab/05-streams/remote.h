@@ -82,9 +82,8 @@ static void lab05_host(unsigned int *A, unsigned int *B, unsigned int *C, unsign
     }
 }
 
-static void lab05_host_release(unsigned int *A, unsigned int *B, unsigned int *C)
+static void lab05_host_release(unsigned int *, unsigned int *, unsigned int *)
 {
-    (void)A, (void)B, (void)C;
     for (int i = 0; i < 3; i++)
         if (lab05_registered[i]) {
             KIT_CHECK(cudaHostUnregister(lab05_registered[i]));
@@ -106,11 +105,9 @@ static void lab05_open(int nchunks, struct lab05_open_out *out)
 {
     memset(out, 0, sizeof *out);
     memset(lab05_streams, 0, sizeof lab05_streams);
-    out->ok = 1;
-    if (nchunks < 1 || nchunks > LAB05_MAX_CHUNKS) {
-        out->ok = 0;
+    out->ok = nchunks >= 1 && nchunks <= LAB05_MAX_CHUNKS;
+    if (!out->ok)
         return;
-    }
     lab05_events_free();
     for (; lab05_nevents < nchunks; lab05_nevents++)
         KIT_CHECK(cudaEventCreateWithFlags(&lab05_events[lab05_nevents], cudaEventDisableTiming));
@@ -235,7 +232,7 @@ static int lab05_find(const void *const *list, int n, const void *x)
 #define LAB05_CLOCK_EVENTS (2 * LAB05_MAX_CHUNKS + 16)
 static int lab05_copy_clock[LAB05_MAX_CALLS][LAB05_CLOCK_SLOTS];
 
-static int lab05_waits_of(struct lab05_trace_out *out)
+static void lab05_waits(struct lab05_trace_out *out)
 {
     const kit_copy_trace *ct = &kit_copy_trace_now;
     const lab05_sync_log *sl = &kit_lab05_sync_now;
@@ -245,8 +242,10 @@ static int lab05_waits_of(struct lab05_trace_out *out)
     int slot_of[LAB05_MAX_CALLS], index_in[LAB05_MAX_CALLS];
     int nslots = 0, nevents = 0, next = 0;
 
+    for (int i = 0; i < out->ncalls; i++)
+        out->calls[i].after = -1;
     if (ct->missed || sl->missed || ct->count > LAB05_MAX_CALLS || out->ncalls != ct->count)
-        return 0;
+        return;
     memset(clock, 0, sizeof clock);
     memset(eclock, 0, sizeof eclock);
     for (int i = 0; i <= ct->count; i++) {
@@ -255,7 +254,7 @@ static int lab05_waits_of(struct lab05_trace_out *out)
             const lab05_sync *x = &sl->rec[next];
             int s = lab05_find(slot, nslots, x->stream), e = lab05_find(event, nevents, x->event);
             if (s == LAB05_CLOCK_SLOTS || e == LAB05_CLOCK_EVENTS)
-                return 0;
+                return;
             if (s == nslots)
                 slot[nslots++] = x->stream;
             if (e == nevents) {
@@ -273,7 +272,7 @@ static int lab05_waits_of(struct lab05_trace_out *out)
             break;
         int s = lab05_find(slot, nslots, ct->rec[i].stream);
         if (s == LAB05_CLOCK_SLOTS)
-            return 0;
+            return;
         if (s == nslots)
             slot[nslots++] = ct->rec[i].stream;
         slot_of[i] = s;
@@ -286,14 +285,6 @@ static int lab05_waits_of(struct lab05_trace_out *out)
             m++;
         out->calls[i].after = m;
     }
-    return 1;
-}
-
-static void lab05_waits(struct lab05_trace_out *out)
-{
-    if (!lab05_waits_of(out))
-        for (int i = 0; i < out->ncalls; i++)
-            out->calls[i].after = -1;
 }
 
 /*
@@ -337,22 +328,17 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
         const kit_copy_record *c = &ct->rec[i];
         long long row;
         int op = lab05_copy_op(dA, dB, dC, n, c, &row);
-        if (out->ncalls < LAB05_MAX_CALLS) {
-            struct lab05_call call = {op, 0, row};
-            out->calls[out->ncalls++] = call;
-        }
+        struct lab05_call call = {op, 0, row}; /* the trace holds at most LAB05_MAX_CALLS */
+        out->calls[out->ncalls++] = call;
         if (!dspans)
             continue;
         if (!c->recorded) {
             out->missed++;
             continue;
         }
-        kit_span *s = &out->spans[out->nspans++];
-        s->op = op;
-        s->row = row;
-        s->stream = lab05_stream_index(nchunks, c->stream);
-        s->start = kit_clock_event_ms(&clock, c->start);
-        s->end = kit_clock_event_ms(&clock, c->end);
+        kit_span s = {op, row, lab05_stream_index(nchunks, c->stream), kit_clock_event_ms(&clock, c->start),
+                      kit_clock_event_ms(&clock, c->end)};
+        out->spans[out->nspans++] = s;
     }
     lab05_waits(out);
     if (!dspans)
@@ -361,13 +347,10 @@ static void lab05_trace(const unsigned int *A, const unsigned int *B, unsigned i
     KIT_CHECK(cudaMemcpy(hspans, dspans, cap * sizeof *hspans, cudaMemcpyDeviceToHost));
     nl = kit_launch_spans(hspans, cap, launches, (int)(sizeof launches / sizeof launches[0]));
     for (int i = 0; i < nl && out->nspans < LAB05_MAX_SPANS; i++) {
-        kit_span *s = &out->spans[out->nspans++];
-        s->op = KIT_OP_KERNEL;
-        s->row = lab05_offset_in((const void *)(size_t)launches[i].launch, dC, n);
-        s->stream = -1;
-        s->start = kit_clock_ms(&clock, launches[i].start);
-        s->end = kit_clock_ms(&clock, launches[i].end);
-        out->mean_kernel_ms += (s->end - s->start) / nl;
+        kit_span s = {KIT_OP_KERNEL, lab05_offset_in((const void *)(size_t)launches[i].launch, dC, n), -1,
+                      kit_clock_ms(&clock, launches[i].start), kit_clock_ms(&clock, launches[i].end)};
+        out->spans[out->nspans++] = s;
+        out->mean_kernel_ms += (s.end - s.start) / nl;
     }
     out->launches = nl;
     out->uncertainty_ms = clock.uncertainty_ms;
