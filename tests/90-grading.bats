@@ -303,6 +303,27 @@ EOF
     done
 }
 
+@test "a run's timed figure: the row's fastest verified repeat where the harness reports it, else its median; none where a timed run was wrong" {
+    run bash -c '
+        KIT_GRADE_LIB=1 source "$1/common/grade/grade.sh"
+        metric=time-x-ms metric_row=x
+        chan=([time-x-ms]=1.50 [time-x-min-ms]=1.10 [bad-timed-runs-x]=0 [wrong-elements-x]=0)
+        echo "min: $(metric_of)"
+        unset "chan[time-x-min-ms]"
+        echo "median: $(metric_of)"
+        chan[time-x-min-ms]=1.10 chan[bad-timed-runs-x]=1
+        echo "bad run: [$(metric_of)]"
+        chan[bad-timed-runs-x]=0 metric=bandwidth-x-gbs chan[bandwidth-x-gbs]=900
+        echo "not a time: $(metric_of)"' _ "$KIT_ROOT"
+    assert_success
+    assert_line "min: 1.10"
+    # Negative controls: no fastest repeat reported, a wrong timed run, a
+    # metric that is no row's time.
+    assert_line "median: 1.50"
+    assert_line "bad run: []"
+    assert_line "not a time: 900"
+}
+
 @test "timed pairs in the grader: two (ABBA) where the ratio is clear, four where not, FAIL far beyond; which ran first cancels out (the runs stood in for)" {
     # grade.sh's grade_speed itself, its runs replaced: the reference times
     # 1.00 ms, the student MINE ms; whichever runs second in a pair gains

@@ -676,8 +676,8 @@ speed_points() {
 }
 
 # speed_ratio DIGITS (grade_speed's): t_ref and t_mine, the least of the
-# arrays refs and mine (the reference's times and the student's: each the
-# median of one run's timed repeats), and ratio, t_mine / t_ref to DIGITS
+# arrays refs and mine (the reference's times and the student's: each one
+# run's fastest timed repeat, metric_of), and ratio, t_mine / t_ref to DIGITS
 # decimals (empty where either is missing). The least: what disturbs a
 # run (another process, a clock not yet up) only ever slows it, and one
 # such run of four moved the ratio of two medians by 9%.
