@@ -17,9 +17,10 @@
  *               setup(): sizes from the device, inputs;
  *   measure     every part's measure(), in order;
  *   report      with the table for people (not with --csv -): the banner
- *               (the lab's banner() where it has one), heading(), every part's print(); every part's csv() where
- *               --csv asks; then the key: value lines: lab, the device,
- *               seed, facts(), every part's kv(), summary();
+ *               (the lab's banner() where it has one), heading(), every
+ *               part's print(); every part's csv() where --csv asks; then
+ *               the key: value lines: lab, the device, seed, facts(),
+ *               every part's kv(), summary();
  *   verdict     every part's verdict(), which clears run.pass saying why
  *               on stderr; teardown(); kit_finish: the result line, and
  *               the grader's channel closed with its token.
