@@ -7,10 +7,11 @@
 # A lab's program is its harness (common/lab/NN-name/harness.cu: data,
 # timing, checks, report; and any parts common/lab/NN-name/harness-PART.cu,
 # each with flags of its own) linked with the student's file
-# (labs/NN-name/name.cu) or the reference (solutions/NN-name/name.cu), which
-# is compiled twice (common/harness/student.cu, with the lab's contract
-# common/lab/NN-name/contract.h): as written, for timing, and with counting
-# arrays, for the in-kernel counts.
+# (labs/NN-name/name.cu) or the reference (solutions/NN-name/name.cu),
+# compiled once (common/harness/student.cu, with the lab's contract
+# common/lab/NN-name/contract.h) into two objects: as written, for timing,
+# and the same compilation's device code instrumented, for the in-kernel
+# counts.
 
 # --- Windows: the kit runs in Linux, there through WSL 2 --------------------
 # Make started from a native Windows shell (cmd or PowerShell with a Windows
@@ -154,31 +155,46 @@ $(call harness_objects,$(1)): $(BUILD)/harness/%.o: common/lab/%.cu \
 endef
 $(foreach lab,$(HARNESSED),$(eval $(call harness_rules,$(lab))))
 
-# A lab's contract may give its counting build flags of its own, on a line
-#     kit-counted-nvcc-flags: -G
-# (Lab 03: without optimisation the counting build keeps each load and store
-# in the branch the source puts it in, so it counts the lanes of each body.)
-counted_flags = $(shell sed -n 's/^.*kit-counted-nvcc-flags:[[:space:]]*//p' $(call contract,$(1)))
-
-# $(1): 0 (as written) or 1 (counting); $(2): the lab; $(3): the source.
-# The compiler's messages name the student's file as the student opens it
-# (labs/01-coalescing/coalescing.cu:34; STUDENT_SHOWN where it is a copy),
-# and none of the kit's files (common/tools/student-cc.sh).
-student_flags = $(if $(filter 1,$(1)),$(call counted_flags,$(2)))
+# $(1): 0 (as written) or 1 (the traced build of Labs 05 and 08); $(2): the
+# lab; $(3): the source. The compiler's messages name the student's file as
+# the student opens it (labs/01-coalescing/coalescing.cu:34; STUDENT_SHOWN
+# where it is a copy), and none of the kit's files (common/tools/student-cc.sh).
 student_file = $(if $(filter /%,$(1)),$(1),./$(1))
 STUDENT_CC = bash common/tools/student-cc.sh '$(or $(STUDENT_SHOWN),$(3))' '$(call student_file,$(3))' -- \
-	$(NVCC) $(ARCH) $(if $(filter -G,$(call student_flags,$(1),$(2))),$(filter-out -lineinfo,$(NVCCFLAGS)),$(NVCCFLAGS)) \
-	$(call student_flags,$(1),$(2)) $(INCLUDES) -Xcompiler -Wall,-Wextra \
+	$(NVCC) $(ARCH) $(NVCCFLAGS) $(INCLUDES) -Xcompiler -Wall,-Wextra \
 	-I. -Xcompiler -Wno-unused-parameter -DKIT_COUNTED=$(1) \
 	-DKIT_LAB_H='"$(call contract,$(2))"' -DKIT_STUDENT_FILE='"$(call student_file,$(3))"' \
 	--keep --keep-dir $(KEEP_DIR) -c -o $@ common/harness/student.cu
 # nvcc's intermediate files of one compilation (the PTX the grader checks);
-# the module they hold is kept beside the object, for the judge: the fatbin
-# (every architecture built) and one PTX (the kernels' names).
+# the module they hold is kept beside the object, for the judge and for the
+# counted object: the fatbin (every architecture built) and one PTX.
 KEEP_DIR = $(@D)/keep-$(basename $(@F))
 KEEP_MODULE = cp $(KEEP_DIR)/student.fatbin $(basename $@).fatbin && \
 	cp "$$(ls $(KEEP_DIR)/*.ptx | head -n 1)" $(basename $@).ptx
 KEPT = $(KEEP_MODULE) && rm -rf $(KEEP_DIR)
+
+# A lab's second object, the counted one, comes from the same compilation
+# as the timed one: the timed object with its PTX instrumented by the kit's
+# counting calls (common/tools/count-object.sh). A lab whose contract
+# traces the student's host calls instead (it names KIT_COUNTED: Labs 05
+# and 08) builds the file once more, with KIT_COUNTED=1, where its contract
+# routes those calls through the kit. The counting runtime is compiled once
+# per architecture, into COUNT_RUNTIME.
+traced_lab = $(shell grep -l KIT_COUNTED $(call contract,$(1)) 2>/dev/null)
+COUNT_RUNTIME = $(BUILD)/harness/count-runtime
+COUNT_TOOLS = common/tools/count-object.sh common/tools/ptx-count.py $(COUNT_RUNTIME)/.made
+# $(1): the timed object.
+COUNT_OBJECT = NVCC="$(NVCC)" bash common/tools/count-object.sh $(1) $(basename $(1)).ptx $(COUNT_RUNTIME) $@
+$(COUNT_RUNTIME)/.made: common/lib/kit_count_runtime.cu common/lib/kit_counted.h common/lib/kit_check.h
+	$(Q)rm -rf $(@D) && mkdir -p $(@D) && touch $@
+# $(1): the lab; $(2): the source; $(3): the timed object.
+counted_prereqs = $(if $(call traced_lab,$(1)),$(2) common/harness/student.cu $(call contract,$(1)) \
+	$(LIB_HEADERS),$(3) $(COUNT_TOOLS))
+# $(1): the lab; $(2): the timed object. The source is $<.
+define COUNTED_RECIPE
+@echo "  $(if $(call traced_lab,$(1)),NVCC ,COUNT) $@"
+$(Q)$(if $(call traced_lab,$(1)),mkdir -p $(KEEP_DIR) && $(call STUDENT_CC,1,$(1),$<) && $(KEPT),$(call COUNT_OBJECT,$(2)))
+endef
 
 # build/labs/01-coalescing/timed.o from labs/01-coalescing/coalescing.cu
 $(BUILD)/%/timed.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
@@ -188,12 +204,8 @@ $(BUILD)/%/timed.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/studen
 	$(Q)$(call STUDENT_CC,0,$(notdir $*),$<)
 	$(Q)$(KEPT)
 
-$(BUILD)/%/counted.o: $$*/$$(call name_of,$$(notdir $$*)).cu common/harness/student.cu \
-		$$(call contract,$$(notdir $$*)) $(LIB_HEADERS)
-	@mkdir -p $(KEEP_DIR)
-	@echo "  NVCC  $@"
-	$(Q)$(call STUDENT_CC,1,$(notdir $*),$<)
-	$(Q)$(KEPT)
+$(BUILD)/%/counted.o: $$(call counted_prereqs,$$(notdir $$*),$$*/$$(call name_of,$$(notdir $$*)).cu,$(BUILD)/$$*/timed.o)
+	$(call COUNTED_RECIPE,$(notdir $*),$(@D)/timed.o)
 
 # $(1): labs or solutions; $(2): the lab.
 define harnessed_program
@@ -273,11 +285,21 @@ ifneq ($(STUDENT_SRC),)
 graded: $(GRADED_DIR)/$(call name_of,$(GRADED_LAB)) $(if $(filter $(GRADED_LAB),$(JUDGED)),$(GRADED_DIR)/worker)
 graded-objects: $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
 # The intermediate files stay (the grader checks them, then removes them).
-$(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o: $(STUDENT_SRC) common/harness/student.cu \
-		$(call contract,$(GRADED_LAB)) $(LIB_HEADERS)
+# The counting runtime is the references' (make solutions built it), or,
+# where the grader's build cannot write there, compiled in its own folder.
+$(GRADED_DIR)/timed.o: $(STUDENT_SRC) common/harness/student.cu $(call contract,$(GRADED_LAB)) $(LIB_HEADERS)
 	@mkdir -p $(KEEP_DIR)
-	$(Q)$(call STUDENT_CC,$(if $(filter %counted.o,$@),1,0),$(GRADED_LAB),$(STUDENT_SRC)) $(GRADED_FLAGS)
+	$(Q)$(call STUDENT_CC,0,$(GRADED_LAB),$(STUDENT_SRC)) $(GRADED_FLAGS)
 	$(Q)$(KEEP_MODULE)
+$(GRADED_DIR)/counted.o: $(if $(call traced_lab,$(GRADED_LAB)),$(STUDENT_SRC) common/harness/student.cu \
+		$(call contract,$(GRADED_LAB)) $(LIB_HEADERS),$(GRADED_DIR)/timed.o)
+ifneq ($(call traced_lab,$(GRADED_LAB)),)
+	@mkdir -p $(KEEP_DIR)
+	$(Q)$(call STUDENT_CC,1,$(GRADED_LAB),$(STUDENT_SRC)) $(GRADED_FLAGS)
+	$(Q)$(KEEP_MODULE)
+else
+	$(Q)$(call COUNT_OBJECT,$(GRADED_DIR)/timed.o)
+endif
 $(GRADED_DIR)/$(call name_of,$(GRADED_LAB)): $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
 	$(Q)$(NVCC) $(ARCH) -o $@ $(call harness_objects,$(GRADED_LAB)) $^
 $(GRADED_DIR)/worker: $(GRADED_DIR)/timed.o $(GRADED_DIR)/counted.o
@@ -307,14 +329,10 @@ $(BUILD)/tests/fixtures/%.timed.o: $(BUILD)/tests/fixtures/%.cu common/harness/s
 	@mkdir -p $(KEEP_DIR)
 	@echo "  NVCC  $@"
 	$(Q)$(call STUDENT_CC,0,$(call fixture_lab,$*),$<)
-	$(Q)rm -rf $(KEEP_DIR)
+	$(Q)$(KEPT)
 
-$(BUILD)/tests/fixtures/%.counted.o: $(BUILD)/tests/fixtures/%.cu common/harness/student.cu \
-		$$(call contract,$$(call fixture_lab,$$*)) $(LIB_HEADERS)
-	@mkdir -p $(KEEP_DIR)
-	@echo "  NVCC  $@"
-	$(Q)$(call STUDENT_CC,1,$(call fixture_lab,$*),$<)
-	$(Q)rm -rf $(KEEP_DIR)
+$(BUILD)/tests/fixtures/%.counted.o: $$(call counted_prereqs,$$(call fixture_lab,$$*),$(BUILD)/tests/fixtures/$$*.cu,$(BUILD)/tests/fixtures/$$*.timed.o)
+	$(call COUNTED_RECIPE,$(call fixture_lab,$*),$(@D)/$(notdir $*).timed.o)
 
 # Kept: compiler messages name them.
 .SECONDARY: $(FIXTURES:%=%.cu)
@@ -396,8 +414,8 @@ sanitize: need-lab
 	@test -x "$(SANITIZER)" || { echo "SANITIZER=$(SANITIZER): no such program" >&2; exit 2; }
 	KIT_UNDER_SANITIZER=$(or $(TOOL),memcheck) $(SANITIZER) --tool $(or $(TOOL),memcheck) --error-exitcode 99 $(PROGRAM) $(QUICK_ARGS)
 
-# make profile LAB=01 [TOOL=ncu|nsys]: the kernels as timed (the counting
-# build's copies, kit_counted::..., are left out), or a timeline in build/profile/.
+# make profile LAB=01 [TOOL=ncu|nsys]: the kernels as timed (the counted
+# copies, kit_count::..., are left out), or a timeline in build/profile/.
 profile: need-lab
 	@command -v $(or $(TOOL),ncu) >/dev/null 2>&1 || { echo "$(or $(TOOL),ncu) not found: Nsight Compute (ncu) and Nsight Systems (nsys) come with the CUDA toolkit or from NVIDIA's developer site" >&2; exit 2; }
 	@mkdir -p $(BUILD)/profile

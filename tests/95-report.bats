@@ -524,7 +524,7 @@ stub_kit() {
     mkdir -p "$k"
     cp -Rp "$KIT_ROOT/Makefile" "$KIT_ROOT/common" "$KIT_ROOT/solutions" "$KIT_ROOT/labs" "$KIT_ROOT/handouts" "$k/"
     mkdir -p "$b/labs" "$b/solutions" "$b/bin" "$b/harness"
-    cp -a "$KIT_BUILD"/harness/01-coalescing "$b/harness/"
+    cp -a "$KIT_BUILD"/harness/01-coalescing "$KIT_BUILD"/harness/count-runtime "$b/harness/"
     cp -a "$KIT_BUILD/labs/01-coalescing" "$b/labs/"
     cp -a "$KIT_BUILD/solutions/01-coalescing" "$b/solutions/"
     printf '#!/usr/bin/env bash\necho "device: NVIDIA H100 80GB HBM3"\necho "compute-capability: 9.0"\n' >"$b/bin/kit-query"

@@ -219,11 +219,12 @@ demangle() {
 
 # object_check OBJ BUILD LAB KEEPDIR SRC: sets obj_reason to what the object
 # OBJ of the student's file SRC (BUILD: timed or counted; KEEPDIR: nvcc's
-# intermediate files) holds that a lab file may not; empty when nothing.
+# intermediate files, keep-timed's for a counted object made from the timed
+# one) holds that a lab file may not; empty when nothing.
 #   - code that runs before main: initialisers other than the CUDA
 #     runtime's own registration (__sti____cudaRegisterAll);
 #   - names defined outside the file's own namespace (kit_timed or
-#     kit_counted): an interposed function of the runtime or the C library;
+#     kit_count): an interposed function of the runtime or the C library;
 #   - host functions it calls that the lab does not allow (allow-symbols);
 #   - inline assembly in the student's code, and device functions it calls
 #     that the lab does not allow (the PTX: allow-device-symbols).
@@ -232,6 +233,10 @@ object_check() {
     local obj=$1 build=$2 lab=$3 keep=$4 src=$5
     local sections symbols relocs bad allow ptx name plain
     obj_reason=""
+    # A counted object made from the timed one (no second compilation, so no
+    # PTX of its own): its device code is the timed PTX, and the kit's
+    # counting calls (common/tools/count-object.sh).
+    [ -d "$keep" ] || [ "$build" != counted ] || keep=$(dirname -- "$keep")/keep-timed
     sections=$(readelf -SW -- "$obj" 2>/dev/null) || { obj_reason="the compiler's object cannot be read"; return; }
     symbols=$(readelf -sW -- "$obj" 2>/dev/null)
     relocs=$(readelf -rW -- "$obj" 2>/dev/null)
@@ -279,9 +284,9 @@ object_check() {
     bad=$(nm -P -- "$obj" 2>/dev/null | awk '
         $2 ~ /^[A-Z]$/ && $2 != "U" || $2 ~ /^[uvwi]$/ && $2 != "w" && $2 != "v" {
             n = $1
-            if (n ~ /^_Z[A-Z]*N[K]?(9kit_timed|11kit_counted)/) next
+            if (n ~ /^_Z[A-Z]*N[K]?(9kit_timed|9kit_count)/) next
             if (n ~ /^_Z[A-Z]*N[K]?[0-9]+kit_/ || n ~ /^_Z[0-9]+kit_/ || n ~ /^kit_/) next
-            if (n ~ /^_Z[0-9]+__device_stub__Z[A-Z]*N(9kit_timed|11kit_counted)/) next
+            if (n ~ /^_Z[0-9]+__device_stub__Z[A-Z]*N(9kit_timed|9kit_count)/) next
             if (n ~ /^kit_(student|kernels)_(timed|counted)$/ || n == "kit_program" || n == "DW.ref.__gxx_personality_v0") next
             print n; exit
         }')

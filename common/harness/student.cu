@@ -1,22 +1,30 @@
 /*
  * student.cu - builds a lab's student file (or its reference) for the lab's
- * harness, in one of two ways:
+ * harness. The file is compiled once, as written (KIT_COUNTED=0): in_floats
+ * is const float *, out_floats float *, shared_float float, ... That one
+ * compilation gives the harness two objects:
  *
- *   KIT_COUNTED=0   as written, for timing: in_floats is const float *,
- *                   out_floats float *, shared_float float, ...
- *   KIT_COUNTED=1   with the counting types of kit_counted.h in their
- *                   place: every access the file's kernels make is counted
- *                   (a lab's contract may trace other things in this build:
- *                   Lab 05 records when each copy and kernel ran).
+ *   timed.o     the file as written: what the harness times;
+ *   counted.o   the same object with its device code, the PTX of this one
+ *               compilation, instrumented with the kit's counting calls
+ *               (common/tools/count-object.sh, ptx-count.py): what the
+ *               harness counts requests, segments, sectors, lanes and bank
+ *               conflicts with. Nothing written in C++ can tell the two
+ *               apart: they come from the same front end's output.
  *
- * Each build puts the file in a namespace of its own (kit_timed,
- * kit_counted), so that both link into one program with the harness, and
- * hands the harness a table of the functions its contract lists
- * (KIT_LAB_H, e.g. common/lab/01-coalescing/contract.h). The table's initialiser checks each
- * function's type: a function missing from the file, or with other
- * parameters, stops the build with its name. Where the contract also lists
- * kernels the harness launches itself (KIT_STUDENT_KERNELS), each build
- * hands it their addresses too (kit_student.h), checked the same way.
+ * A lab whose contract traces the student's host calls instead (Labs 05
+ * and 08: which copy ran in which stream, when) has its second object
+ * built from the source with KIT_COUNTED=1, where its contract routes
+ * those calls through the kit's trace.
+ *
+ * Each build puts the file in a namespace of its own (kit_timed; the traced
+ * build kit_count) and hands the harness a table of the functions its
+ * contract lists (KIT_LAB_H, e.g. common/lab/01-coalescing/contract.h): the
+ * counted object's is the timed one's, renamed. The table's initialiser
+ * checks each function's type: a function missing from the file, or with
+ * other parameters, stops the build with its name. Where the contract also
+ * lists kernels the harness launches itself (KIT_STUDENT_KERNELS), each
+ * build hands it their addresses too (kit_student.h), checked the same way.
  *
  * The Makefile compiles it as
  *   nvcc -DKIT_COUNTED=0|1 -DKIT_LAB_H='"common/lab/01-coalescing/contract.h"' \
@@ -46,7 +54,7 @@
 #define CUDA_CHECK(call) kit_check((call), #call, __FILE__, __LINE__)
 
 #if KIT_COUNTED
-#define KIT_NS kit_counted
+#define KIT_NS kit_count
 #define KIT_TABLE kit_student_counted
 #define KIT_KERNEL_TABLE kit_kernels_counted
 #else
@@ -60,22 +68,14 @@ template <typename A> struct kit_same<A, A> { static const bool value = true; };
 
 namespace KIT_NS {
 
-/* The array types a student's file uses (see the lab file's header). */
-#if KIT_COUNTED
-typedef kit_counted_ptr<const float> in_floats;
-typedef kit_counted_ptr<float> out_floats;
-typedef kit_counted_ptr<const unsigned int> in_uints;
-typedef kit_counted_ptr<unsigned int> out_uints;
-typedef kit_shared<float> shared_float;
-typedef kit_shared<double> shared_double;
-#else
+/* The array types a student's file uses (see the lab file's header): the
+ * plain types, in every build. */
 typedef const float *in_floats;
 typedef float *out_floats;
 typedef const unsigned int *in_uints;
 typedef unsigned int *out_uints;
 typedef float shared_float;
 typedef double shared_double;
-#endif
 
 /* What the lab's contract adds to the student's scope, if anything (its
  * part under KIT_STUDENT_SCOPE: e.g. a kernel of the kit's that the
@@ -96,14 +96,10 @@ KIT_STUDENT_KERNELS(KIT_KERNEL_SIGNATURE)
 
 } /* namespace KIT_NS */
 
-static void kit_configure_counting(const kit_count_config *c)
-{
-#if KIT_COUNTED
-    kit_count_configure_here(c);
-#else
-    (void)c;
-#endif
-}
+/* The counters of the next counting launches: this module's kit_count_cfg,
+ * which the counting calls of the counted object read (its host code is
+ * this object's: common/tools/count-object.sh). */
+static void kit_configure_counting(const kit_count_config *c) { kit_count_configure_here(c); }
 
 /* Each function as the harness calls it: a clear message where it is not. */
 #define KIT_STUDENT_SIGNATURE(ret, name, params)                                                   \

@@ -155,12 +155,13 @@ static __device__ __forceinline__ void kit_trace_touch(unsigned long long warp)
     r->used = 1;
 }
 
-/* One global request of `bytes` per lane: every active lane calls it.
+/* One global request of `bytes` per lane, made by the lanes in `active`:
+ * every one of them calls it (kit_count_global: the lanes active now).
  * Inlined, not called: a call is compiled as made by the whole warp
  * (call.uni), and the lanes of a divergent branch would be miscounted. */
-static __device__ __forceinline__ void kit_count_global(const void *address, unsigned int bytes, int store)
+static __device__ __forceinline__ void kit_count_global_of(unsigned int active, const void *address,
+                                                           unsigned int bytes, int store)
 {
-    unsigned int active = __activemask();
     unsigned long long a = (unsigned long long)(size_t)address;
     unsigned int segments, sectors;
 
@@ -183,16 +184,22 @@ static __device__ __forceinline__ void kit_count_global(const void *address, uns
     }
 }
 
+static __device__ __forceinline__ void kit_count_global(const void *address, unsigned int bytes, int store)
+{
+    kit_count_global_of(__activemask(), address, bytes, store);
+}
+
 /*
- * One shared-memory request of `bytes` per lane (4, 8 or 16). The banks
+ * One shared-memory request of `bytes` per lane (4, 8 or 16), made by the
+ * lanes in `active` (kit_count_shared: the lanes active now). The banks
  * serve 32 words of 4 bytes per pass; lanes that read one word share it
  * (broadcast). Accesses wider than 4 bytes are served in phases of 32
  * words: half-warps for 8 bytes, quarter-warps for 16. The wavefronts of a
  * phase are the most distinct words any one bank must deliver.
  */
-static __device__ __forceinline__ void kit_count_shared(const void *address, unsigned int bytes, int store)
+static __device__ __forceinline__ void kit_count_shared_of(unsigned int active, const void *address,
+                                                           unsigned int bytes, int store)
 {
-    unsigned int active = __activemask();
     unsigned int leader = __ffs(active) - 1;
     unsigned int offset = (unsigned int)__cvta_generic_to_shared(address);
     unsigned int words_per_lane = bytes >= 4 ? bytes / 4 : 1;
@@ -230,6 +237,11 @@ static __device__ __forceinline__ void kit_count_shared(const void *address, uns
         atomicAdd(&slot[0], kit_pack(1, __popc(active)));
         atomicAdd(&slot[1], (unsigned long long)wavefronts);
     }
+}
+
+static __device__ __forceinline__ void kit_count_shared(const void *address, unsigned int bytes, int store)
+{
+    kit_count_shared_of(__activemask(), address, bytes, store);
 }
 
 /* Records the index of a read of the recorded array, per thread: the last,

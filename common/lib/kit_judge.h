@@ -683,7 +683,7 @@ static inline void *kit_judge_read_file(const char *path, size_t *len)
 static inline CUfunction kit_judge_function(kit_remote_kernel *k)
 {
     static const char *env[2] = {"KIT_JUDGE_MODULE_TIMED", "KIT_JUDGE_MODULE_COUNTED"};
-    static const char *ns[2] = {"kit_timed", "kit_counted"};
+    static const char *ns[2] = {"kit_timed", "kit_count"};
     char prefix[160], ptx_path[4096], name[512];
     const char *path, *at, *text;
     size_t len;

@@ -2,35 +2,36 @@
 """ptx-count.py - counts from the same compilation as the timed kernels.
 
 The kit times a student's kernels from one compilation of the student's
-file and, today, counts their memory requests from a second, source-level
-build with counting array types (kit_counted.h). C++ can tell those two
-builds apart. This tool starts from the PTX of the one compilation the
-timed kernels come from (nvcc --keep: build/.../timed.ptx) and writes the
-same PTX with a counting call before every global and shared load, store
-and atomic of the student's functions (the namespace kit_timed that
-common/harness/student.cu puts the student's file in). Assembled as it
-is, the PTX gives the timed kernels; assembled after this tool, the
-counted ones: one front end's output, so nothing written in C++ can tell
-the two apart.
+file (common/harness/student.cu puts it in the namespace kit_timed), and
+counts their memory requests from the same compilation: this tool takes
+its PTX (nvcc --keep: build/.../timed.ptx) and writes the same PTX with a
+counting call before every global and shared load and store, and every
+atomic, of the student's functions. Assembled as it is, the PTX gives the
+timed kernels; after this tool, the counted ones: one front end's output,
+so nothing written in C++ (sizeof, an overload, a type) can tell the two
+apart (common/tools/count-object.sh makes the counted object from it).
 
 Each memory instruction gets, just before it and under the same predicate,
 a call
 
-    kit_count_access(address, bytes per lane, kind)
+    kit_count_access(address, bytes per lane, kind, lanes)
 
 (kind: 0 global load, 1 global store, 2 shared load, 3 shared store, 4
-global atomic), with the address as a generic one (cvta for shared
-memory). The call is a plain `call`, never `call.uni`: only the lanes that
-make the access make the call, so the callee's __activemask() is the
-request's lanes. The function is external: the counting runtime
-(common/lib/kit_count_runtime.cu) defines it, with kit_counted.h's
-warp-level counting, and is linked in (relocatable device code).
+global atomic, 5 shared atomic, 6 generic load, 7 generic store: the
+runtime sorts a generic address into global or shared memory as it runs),
+with the address as a generic one (cvta for shared memory), and the lanes
+that make the access as a mask taken where the access is (activemask, and
+the ballot of its predicate): a call made alike in several branches could
+be merged by ptxas into one before them, where the callee's own
+__activemask() would see the whole warp. The call is a plain `call`, never
+`call.uni`, under the access's predicate. The function is external: the counting runtime (common/lib/kit_count_runtime.cu)
+defines it, with kit_counted.h's warp-level counting.
 
-It refuses, with the reason, what it cannot count: a generic load or store
-(ld/st with no state space) in a student function, a read of the clock,
-the SM's id or the like there (a kernel must not be able to time its own
-instrumentation: no lab needs them), and a .maxnreg under 32 (the
-registers the counting runtime is built for).
+It refuses, with the reason, what it cannot count: an asynchronous copy,
+texture and surface accesses and the like in a student function; a read
+of the clock, the SM's id or the like there (a kernel must not be able to
+time its own instrumentation: no lab needs them); and a .maxnreg under 32
+(the registers the counting runtime is built for).
 
 With --runtime RT.ptx (the runtime compiled to PTX for the same target:
 nvcc -rdc=true -ptx), the definition of kit_count_access is taken from it
@@ -49,6 +50,8 @@ Exit status: 0 done, 1 refused (the reason on stderr), 64 bad usage.
 
 import argparse
 import re
+import shutil
+import subprocess
 import sys
 
 # A function's head: `.visible .entry name(` or `.func (...) name(`.
@@ -65,26 +68,42 @@ OPCODE = re.compile(r"^\s*(?:@!?%[\w]+\s+)?([a-z][\w]*)((?:\.[\w:]+)*)")
 # Instructions that reach memory in ways the tool does not count: refused.
 UNCOUNTED = {"ldu", "cp", "ldmatrix", "stmatrix", "tex", "tld4", "txq", "suld", "sust", "sured", "suq",
              "prefetch", "prefetchu", "multimem", "discard", "applypriority"}
+# A source line: .loc FILE LINE COLUMN (nvcc -lineinfo).
+LOC = re.compile(r"^\s*\.loc\s+\d+\s+(\d+)")
 SPECIAL = re.compile(r"%(clock64|clock_hi|clock|globaltimer_lo|globaltimer_hi|globaltimer|smid|nsmid|warpid|"
                      r"nwarpid|gridid|pm[0-7](?:_64)?)\b")
 
 SIZES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 KINDS = {("ld", "global"): 0, ("st", "global"): 1, ("ld", "shared"): 2, ("st", "shared"): 3,
-         ("atom", "global"): 4, ("red", "global"): 4, ("atom", "shared"): 5, ("red", "shared"): 5}
+         ("atom", "global"): 4, ("red", "global"): 4, ("atom", "shared"): 5, ("red", "shared"): 5,
+         ("ld", "generic"): 6, ("st", "generic"): 7}
 KIND_NAMES = ["global load", "global store", "shared load", "shared store", "global atomic",
-              "shared atomic"]
+              "shared atomic", "generic load", "generic store"]
 
 EXTERN = (".extern .func kit_count_access\n(\n\t.param .b64 kit_count_access_param_0,\n"
-          "\t.param .b32 kit_count_access_param_1,\n\t.param .b32 kit_count_access_param_2\n);\n")
+          "\t.param .b32 kit_count_access_param_1,\n\t.param .b32 kit_count_access_param_2,\n"
+          "\t.param .b32 kit_count_access_param_3\n);\n")
 
 
-# The registers the counting runtime is built for (-maxrregcount): the
-# fewest a __launch_bounds__ can leave a thread.
+# The fewest registers a thread may be left with (a __launch_bounds__ leaves
+# no fewer): the counting calls need them.
 MIN_REGISTERS = 32
 
 
 class Refused(Exception):
     pass
+
+
+def shown(name, namespace="kit_timed"):
+    """A function's name as its author wrote it: demangled where c++filt is
+    there, without the kit's namespace."""
+    if shutil.which("c++filt"):
+        try:
+            name = subprocess.run(["c++filt", "--", name], capture_output=True, text=True,
+                                  check=True).stdout.strip() or name
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    return name.replace(namespace + "::", "")
 
 
 def access_of(m):
@@ -94,13 +113,13 @@ def access_of(m):
     quals = [q for q in m.group("quals").split(".") if q]
     base = op.split(".")[0]
     spaces = [q for q in quals if q.split("::")[0] in ("global", "shared", "local", "param", "const")]
-    if not spaces:
-        raise Refused("%s: a load or store with no state space: declare the arrays with the lab's types" % op)
     if "async" in quals:
         raise Refused("%s: an asynchronous access, which the kit does not count" % op)
-    if spaces[0] == "shared::cluster":
+    if spaces and spaces[0] == "shared::cluster":
         raise Refused("%s: another block's shared memory (a cluster), which the kit does not count" % op)
-    space = spaces[0].split("::")[0]
+    # No state space: a generic address, which the runtime sorts into global
+    # and shared memory as it runs (atomics, which are not counted, aside).
+    space = spaces[0].split("::")[0] if spaces else "generic"
     if (base, space) not in KINDS:
         return None
     kind = KINDS[(base, space)]
@@ -152,45 +171,60 @@ def instrument(text, namespace="kit_timed", listing=None):
     prefix = "_ZN%d%s" % (len(namespace), namespace)
     out = []
     func, student, depth, count, inside = None, False, 0, 0, False
+    src_line = None
     for number, line in enumerate(text.split("\n"), 1):
+        loc = LOC.match(line)
+        if loc:
+            src_line = int(loc.group(1))
+        where = "line %d of the source" % src_line if src_line else "PTX line %d" % number
         head = FUNC_HEAD.match(line)
         if head and depth == 0:
-            func = head.group(2)
+            func, src_line = head.group(2), None
             student = func.startswith(prefix)
         code = re.sub(r'"[^"]*"', '""', line.split("//")[0])
         maxnreg = re.match(r"^\s*\.maxnreg\s+(\d+)", code)
         if student and maxnreg and int(maxnreg.group(1)) < MIN_REGISTERS:
-            raise Refused("%s: .maxnreg %s (line %d): the counting calls need %d registers a thread; "
-                          "a kernel of yours may not ask for fewer" % (func, maxnreg.group(1), number, MIN_REGISTERS))
+            raise Refused("%s: .maxnreg %s (%s): the counting calls need %d registers a thread; "
+                          "a kernel of yours may not ask for fewer"
+                          % (shown(func, namespace), maxnreg.group(1), where, MIN_REGISTERS))
         depth += code.count("{") - code.count("}")
         inside = inside or depth > 0
         if student and depth > 0:
             if SPECIAL.search(line):
-                raise Refused("%s: reads %s (line %d): a kernel of yours may not read the clock, the SM's "
-                              "id or the like" % (func, SPECIAL.search(line).group(0), number))
+                raise Refused("%s: reads %s (%s): a kernel of yours may not read the clock, the SM's "
+                              "id or the like" % (shown(func, namespace), SPECIAL.search(line).group(0), where))
             word = OPCODE.match(code)
             if word and word.group(1) in UNCOUNTED:
-                raise Refused("%s: %s (line %d) reaches memory in a way the kit does not count"
-                              % (func, word.group(1) + word.group(2), number))
+                raise Refused("%s: %s (%s) reaches memory in a way the kit does not count"
+                              % (shown(func, namespace), word.group(1) + word.group(2), where))
             m = MEM.match(line)
             try:
                 a = access_of(m) if m else None
             except Refused as e:
-                raise Refused("%s (line %d): %s" % (func, number, e))
+                raise Refused("%s (%s): %s" % (shown(func, namespace), where, e))
             if a:
                 kind, size, expr, space = a
                 ind = m.group("indent")
                 pred = (m.group("pred") or "").strip()
                 out.append(ind + "{ // kit_count_access")
                 out.append(ind + ".reg .b64 \t%kit_a;")
+                out.append(ind + ".reg .b32 \t%kit_m;")
                 out.append(ind + ".param .b64 \tkit_p0;")
                 out.append(ind + ".param .b32 \tkit_p1;")
                 out.append(ind + ".param .b32 \tkit_p2;")
+                out.append(ind + ".param .b32 \tkit_p3;")
+                # The lanes that make the access, taken where it is: the
+                # lanes active here, and of those the ones its predicate lets.
+                out.append(ind + "activemask.b32 \t%kit_m;")
+                if pred:
+                    out.append(ind + "vote.sync.ballot.b32 \t%%kit_m, %s, %%kit_m;" % pred[1:])
                 out.extend(address_code(expr, space, ind))
                 out.append(ind + "st.param.b64 \t[kit_p0], %kit_a;")
                 out.append(ind + "st.param.b32 \t[kit_p1], %d;" % size)
                 out.append(ind + "st.param.b32 \t[kit_p2], %d;" % kind)
-                out.append(ind + (pred + " " if pred else "") + "call \tkit_count_access, (kit_p0, kit_p1, kit_p2);")
+                out.append(ind + "st.param.b32 \t[kit_p3], %kit_m;")
+                out.append(ind + (pred + " " if pred else "") +
+                           "call \tkit_count_access, (kit_p0, kit_p1, kit_p2, kit_p3);")
                 out.append(ind + "} // kit_count_access")
                 count += 1
                 if listing is not None:

@@ -134,6 +134,40 @@ CASES
 }
 
 # bats test_tags=gpu
+@test "06: a tile padded only when counted (by sizeof, by an overload) is counted as it is timed: its conflict shows, and it FAILs naming TODO(2)" {
+    require_gpu
+    local f
+    for f in counted-sizeof counted-overload; do
+        run "$KIT_BUILD/tests/fixtures/lab06/$f" --matrix 256 --reps 1
+        assert_failure 1
+        assert_line "result: FAIL"
+        assert_equal "$(kv shared-load-wavefronts-per-request-padded)" 32.0000
+        assert_output --partial "transpose_padded: 32.00 wavefronts per shared load"
+        assert_output --partial "(TODO(2))"
+    done
+    # Their positive control: the reference, padded in every build.
+    run "$REF" --matrix 256 --reps 1
+    assert_success
+    assert_equal "$(kv shared-load-wavefronts-per-request-padded)" 1.0000
+}
+
+# bats test_tags=gpu
+@test "06: graded as a class's file would be (sandbox, judge and worker), the tile padded only when counted FAILs naming TODO(2)" {
+    require_gpu_unlocked
+    sandbox_works || fail "the GPU tests of the grader need its sandbox: $no_sandbox_why"
+    local d="$BATS_TEST_TMPDIR/sub" conf="$BATS_TEST_TMPDIR/grading.conf"
+    mkdir -p "$d/labs/$LAB"
+    sed -f "$KIT_ROOT/tests/fixtures/lab06/counted-sizeof.sed" "$KIT_ROOT/solutions/$LAB/shared-memory.cu" \
+        >"$d/labs/$LAB/shared-memory.cu"
+    { cat "$KIT_ROOT/common/grade/grading.conf"; printf '\n[%s]\nmetric = none\n' "$LAB"; } >"$conf"
+    run bash "$KIT_ROOT/common/grade/grade.sh" --reference-build "$KIT_BUILD" --labs-dir "$d/labs" \
+        --conf "$conf" --report "$BATS_TEST_TMPDIR/r" "$LAB"
+    assert_failure 1
+    assert_line --regexp "^$LAB +FAIL "
+    assert_output --partial "TODO(2)"
+}
+
+# bats test_tags=gpu
 @test "06: make check SANITIZE=1 runs racecheck too: a tile without its barrier FAILs, naming the race" {
     require_gpu_unlocked
     command -v compute-sanitizer >/dev/null 2>&1 ||
