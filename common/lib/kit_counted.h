@@ -2,12 +2,13 @@
  * kit_counted.h - the arrays of a counting build: how the kit measures, on
  * the student's own kernels, what the course reads from a profiler.
  *
- * The kit builds each student file twice (common/harness/student.cu): once
- * as written, for timing, and once with the file's array types (in_floats,
- * out_floats, shared_float, ...) replaced by the counting types below. The
- * student writes plain C (A[x], C[tid] = ..., tile[y][x]); in the counting
- * build every such access is a warp-wide request that the lanes making it
- * together (__activemask) count on the way:
+ * A student's kernels are counted from their compiled PTX: ptx-count.py
+ * puts a call before each load and store, and its runtime
+ * (kit_count_runtime.cu) counts with the functions below
+ * (kit_count_global_of, kit_count_shared_of, kit_record_read). The counting
+ * types below do the same for the kit's own kernels (Lab 01's strided rows,
+ * Lab 06's bank probes). Either way every access is a warp-wide request
+ * that the lanes making it together count on the way:
  *
  *   global loads and stores  requests, distinct 128-byte segments, distinct
  *                            32-byte sectors, active lanes: nvprof's
@@ -25,8 +26,9 @@
  * efficiency: kit_trace.h), with the counts or, in a trace-only launch
  * (kit_counter_trace_only), without them.
  *
- * The timed build carries none of this: it is the student's code as written.
- * Counting pointers hold nothing but the pointer, so sizeof matches too.
+ * The timed kernels carry none of this: they are the student's code as
+ * compiled, and the counted copy is the same compilation with the calls
+ * added, so nothing in C++ can tell the two apart.
  */
 #ifndef KIT_COUNTED_H
 #define KIT_COUNTED_H

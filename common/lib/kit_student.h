@@ -6,13 +6,15 @@
  * KIT_STUDENT_FUNCTIONS(X), every function the student's file must define
  * and the harness calls: X(return type, name, (parameters)). From that list
  * this header makes the table type the harness calls through. The student's
- * file is built twice (common/harness/student.cu), and each build hands the
- * harness its own table:
+ * file is compiled once (common/harness/student.cu), and its two objects
+ * each hand the harness a table:
  *
  *   kit_student_timed     the file as written: what the harness times;
- *   kit_student_counted   the file with counting arrays (kit_counted.h):
- *                         what the harness counts requests, segments,
- *                         sectors, lanes and bank conflicts with.
+ *   kit_student_counted   the same compilation with its device code
+ *                         instrumented (common/tools/count-object.sh): what
+ *                         the harness counts requests, segments, sectors,
+ *                         lanes and bank conflicts with (for Labs 05 and
+ *                         08, the traced build of their host calls).
  *
  * Include the lab's contract first.
  */

@@ -12,10 +12,11 @@
  * every element of every result. Until all TODOs are done it says FAIL and
  * why.
  *
- * in_floats is `const float *` and out_floats is `float *`. The kit also
- * builds a second copy of this file in which they are counting arrays, to
- * measure your kernels without a profiler: keep these types, and index the
- * arrays (A[i], C[i] = ...).
+ * in_floats is `const float *` and out_floats is `float *`: keep these
+ * types (they are the kit's contract). The kit compiles this file once and
+ * also makes a counted copy of your kernels from that compilation, a
+ * counting call before each load and store, to measure them without a
+ * profiler: what it counts is what the compiler made of your code.
  */
 
 /* ======== Part 1: the course's experiment ================================ */

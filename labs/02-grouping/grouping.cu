@@ -12,8 +12,8 @@
  * segments each warp request touches, checks every element and that every
  * warp stayed in one group, and compares your prediction with the sweep.
  *
- * in_floats is `const float *` and out_floats is `float *`; the kit also
- * builds this file with counting arrays (see Lab 01): index them as arrays.
+ * in_floats is `const float *` and out_floats is `float *`; the kit counts
+ * your kernel's loads in a counted copy of its compiled code (see Lab 01).
  * struct grouping and struct l1_facts are in common/lab/02-grouping/contract.h.
  */
 

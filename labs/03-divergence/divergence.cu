@@ -13,11 +13,11 @@
  * says FAIL and why.
  *
  * in_floats is `const float *`, out_floats `float *`, in_uints `const
- * unsigned int *`, out_uints `unsigned int *`. The kit also builds a second
- * copy of this file in which they are counting arrays: every load and store
+ * unsigned int *`, out_uints `unsigned int *`. The kit also makes a counted
+ * copy of your compiled kernels: every load and store the compiler made
  * counts the lanes of the warp that make it together. A store inside a
- * branch body counts the lanes that run the body, so keep these types,
- * index the arrays (A[i], C[i] = ...) and keep each store in its branch.
+ * branch body counts the lanes that run the body, so keep these types and
+ * keep each store in its branch.
  */
 
 /* ======== Part 1: the course's experiment ================================ */

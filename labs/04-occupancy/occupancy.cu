@@ -17,9 +17,8 @@
  * The calculator is yours to write: the runtime's occupancy functions
  * (cudaOccupancy...) do not exist in this file. gpu_limits is in
  * common/lab/04-occupancy/contract.h. in_floats is `const float *` and
- * out_floats is `float *`; the kit also builds a copy of this file in which
- * they are counting arrays (it traces each warp's SM and time there): keep
- * these types, and index the arrays.
+ * out_floats is `float *`: keep these types. The kit also makes a counted
+ * copy of your compiled kernels (it traces each warp's SM and time there).
  */
 
 /* ======== Part 1: an occupancy calculator ================================= */

@@ -16,8 +16,8 @@
  * over one from cudaMallocPitch.
  *
  * in_floats is `const float *`, out_floats `float *`, shared_float `float`.
- * The kit also builds this file with counting types in their place: keep
- * them, index the arrays, and declare tiles as __shared__ shared_float.
+ * Keep these types, and declare tiles as __shared__ shared_float; the kit
+ * counts your compiled kernels in a counted copy of them.
  */
 
 /* A block moves one TILE x TILE tile of the matrix; each of its threads

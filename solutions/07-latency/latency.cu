@@ -13,10 +13,9 @@
  * at many occupancies, checking every partial sum they write. Until all
  * TODOs are done it says FAIL and why.
  *
- * in_floats is `const float *` and out_floats is `float *`. The kit also
- * builds a second copy of this file in which they are counting arrays, to
- * see your loads without a profiler: keep these types, and index the
- * arrays (in[i], partial[t] = ...).
+ * in_floats is `const float *` and out_floats is `float *`: keep these
+ * types. The kit also makes a counted copy of your compiled kernels, to see
+ * your loads without a profiler.
  */
 
 /* ======== Part 3: Little's law ============================================ */
